@@ -1,0 +1,244 @@
+package dialect
+
+// Catalogue is everything the core needs to run on one database engine. It is
+// plain data (JSON-serialisable) so it crosses the plugin boundary unchanged.
+//
+// # Templates
+//
+// Every SQL text in the catalogue is a template:
+//
+//   - ${name} is an identifier placeholder, named as in the spec
+//     (${event_store_table}, ${consumers_table}, ${query_table}, …). The core
+//     fills it with a validated table name; it is never a bound parameter.
+//     The spec's derived names follow the same rule: idx_${event_store_table}_global
+//     becomes idx_EVENT_STORE_global.
+//   - #{name} is a bound parameter. The core replaces each occurrence, in
+//     order of appearance, with the dialect's placeholder (see
+//     Identity.Placeholder) and binds the named value there; a name may occur
+//     more than once. The names each statement may use are documented on its
+//     StatementID.
+//
+// `tidemark schema --format template` prints the ${…} placeholders unfilled,
+// which is what a Flyway or Liquibase user feeds to their tool.
+type Catalogue struct {
+	Identity   Identity               `json:"identity"`
+	Positions  PositionStrategy       `json:"positions"`
+	Scripts    []Script               `json:"scripts"`
+	Statements map[StatementID]string `json:"statements"`
+	// EventInsert is the append statement, assembled by the core as
+	// Head + Row + ", " + Row … + Tail for a batch of rows.
+	EventInsert   RowInsert        `json:"event_insert"`
+	Locks         LockForms        `json:"locks"`
+	Errors        []ErrorRule      `json:"errors"`
+	Introspection Introspection    `json:"introspection"`
+	QueryColumns  QueryColumnTypes `json:"query_columns"`
+}
+
+// Identity names the dialect and how to talk to its database.
+type Identity struct {
+	Name            string `json:"name"`             // e.g. "postgres"
+	Version         string `json:"version"`          // the plugin's own version
+	ContractVersion int    `json:"contract_version"` // ContractVersion the plugin was built with
+	ServerVersions  string `json:"server_versions"`  // human-readable, e.g. "PostgreSQL 13+"
+	// DriverName is the database/sql driver name the plugin was written
+	// against (e.g. "pgx"); the user may bring another driver for the same
+	// engine. The core imports no driver.
+	DriverName string   `json:"driver_name"`
+	Drivers    []string `json:"drivers,omitempty"` // every driver name known to work
+	DSNHint    string   `json:"dsn_hint"`          // an example DSN for that driver
+	// Placeholder is the bind-parameter style of the driver.
+	Placeholder PlaceholderStyle `json:"placeholder"`
+	QuoteOpen   string           `json:"quote_open"`  // identifier quote, e.g. `"`
+	QuoteClose  string           `json:"quote_close"` // e.g. `"`
+	// MaxIdentifierLength is the engine's longest identifier in characters;
+	// every derived name (index, constraint) must fit, never truncated.
+	MaxIdentifierLength int `json:"max_identifier_length"`
+	// FoldsUnquotedTo tells how the engine stores unquoted identifiers in its
+	// catalogue: "lower" (PostgreSQL), "upper" (H2, HSQLDB) or "" (as written).
+	FoldsUnquotedTo string `json:"folds_unquoted_to"`
+}
+
+// PlaceholderStyle is the bind-parameter syntax of a driver.
+type PlaceholderStyle string
+
+// Placeholder styles.
+const (
+	PlaceholderQuestion PlaceholderStyle = "question" // ?
+	PlaceholderDollar   PlaceholderStyle = "dollar"   // $1, $2, …
+	PlaceholderAtP      PlaceholderStyle = "at_p"     // @p1, @p2, …
+	PlaceholderColon    PlaceholderStyle = "colon"    // :1, :2, …
+)
+
+// PositionStrategy is how global positions are handed out and how the
+// high-water mark finds the committed end.
+type PositionStrategy string
+
+const (
+	// SequenceXIDHorizon (PostgreSQL): the appending transaction takes its
+	// transaction id before drawing positions from a CACHE 1 sequence. The
+	// mark records the sequence's last value as pending_end with a
+	// transaction id taken right after as pending_horizon, and moves to
+	// pending_end once no transaction older than the horizon is in flight.
+	SequenceXIDHorizon PositionStrategy = "SEQUENCE_XID_HORIZON"
+	// CounterRow (every other engine): a single-row counter incremented and
+	// held locked by the append until it commits, restored by rollback, so
+	// positions are gapless and commit-ordered; the mark follows the
+	// committed counter.
+	CounterRow PositionStrategy = "COUNTER_ROW"
+)
+
+// Area groups scripts the way the spec's modules do; each area has its own
+// table prefix and its own schema switch.
+type Area string
+
+// The areas.
+const (
+	AreaEventSourcing Area = "eventsourcing" // event tables, snapshots, EVENT_STORE_GLOBAL_POSITION
+	AreaPartitioning  Area = "partitioning"  // PARTITION_METADATA
+	AreaMessaging     Area = "messaging"     // capture topic, HWM, compaction, consumers, partitions
+	AreaCQRS          Area = "cqrs"          // read-model topics, epochs, query tables
+	AreaSaga          Area = "saga"          // saga instances, deadlines, deadline locks
+	AreaPublication   Area = "publication"   // EVENT_PUBLICATION_METADATA (no prefix)
+)
+
+// Script is one of the spec's schema scripts for this dialect.
+type Script struct {
+	Area Area `json:"area"`
+	// Name is the spec's script file name, e.g. "event-store-schema.sql".
+	Name string `json:"name"`
+	// PerTable names the placeholder the script is instantiated once per
+	// table for ("event_store_table", "aggregate_snapshots_table",
+	// "saga_instances_table", "query_table"); empty for a script run once.
+	PerTable string `json:"per_table,omitempty"`
+	// Objects lists, in creation order, the placeholders of the objects the
+	// script creates (tables and sequences), so the core can verify them
+	// when schema creation is switched off.
+	Objects []Object `json:"objects"`
+	// Statements are the DDL templates in execution order. Each must be
+	// idempotent: a second run raises nothing and changes nothing.
+	Statements []string `json:"statements"`
+}
+
+// Object is a schema object a script creates.
+type Object struct {
+	Placeholder string     `json:"placeholder"` // e.g. "consumers_table"
+	Kind        ObjectKind `json:"kind"`
+}
+
+// ObjectKind is a table or a sequence.
+type ObjectKind string
+
+// Object kinds.
+const (
+	ObjectTable    ObjectKind = "table"
+	ObjectSequence ObjectKind = "sequence"
+)
+
+// RowInsert is a multi-row INSERT assembled by the core.
+type RowInsert struct {
+	Head string `json:"head"` // "INSERT INTO ${event_store_table} (…) VALUES "
+	Row  string `json:"row"`  // "(#{id}, #{aggregate_id}, …)"
+	Tail string `json:"tail"` // e.g. " RETURNING global_position", or ""
+	// ReturnsPositions is true when the statement returns one row per
+	// inserted event with its global_position, in insert order (used by
+	// SequenceXIDHorizon, where the database draws the position).
+	ReturnsPositions bool `json:"returns_positions"`
+}
+
+// LockForms describes how the engine locks and what it lacks.
+type LockForms struct {
+	// ForUpdate is appended to a SELECT to lock its rows, e.g. " FOR UPDATE";
+	// empty where the engine locks by other means (SQLite locks the database).
+	ForUpdate string `json:"for_update"`
+	// SkipLocked is true when "FOR UPDATE SKIP LOCKED" is supported.
+	SkipLocked bool `json:"skip_locked"`
+	// Now is the SQL expression for the database clock, stored form (UTC
+	// where the column has no zone).
+	Now string `json:"now"`
+	// SerializesWriters is true when the engine allows one writing
+	// transaction at a time (SQLite): the core then takes the write lock at
+	// BEGIN so concurrent writers queue instead of failing.
+	SerializesWriters bool `json:"serializes_writers"`
+	// BeginWrite, when set, is the statement that starts a writing
+	// transaction instead of database/sql's BeginTx (e.g. "BEGIN IMMEDIATE").
+	BeginWrite string `json:"begin_write,omitempty"`
+}
+
+// ErrorClass is the core's classification of a database error.
+type ErrorClass string
+
+// Error classes.
+const (
+	ErrUniqueViolation      ErrorClass = "unique_violation"
+	ErrForeignKeyViolation  ErrorClass = "foreign_key_violation"
+	ErrDeadlock             ErrorClass = "deadlock"
+	ErrLockTimeout          ErrorClass = "lock_timeout"
+	ErrSerializationFailure ErrorClass = "serialization_failure"
+	ErrUndefinedTable       ErrorClass = "undefined_table"
+	ErrConnectionLost       ErrorClass = "connection_lost"
+	ErrQueryCanceled        ErrorClass = "query_canceled"
+)
+
+// ErrorRule maps what a driver error carries to an ErrorClass. Every
+// non-empty field must match; rules are tried in order and the first match
+// wins. The core extracts SQLSTATE, vendor code and message from driver errors
+// itself (by method and field names, importing no driver).
+type ErrorRule struct {
+	Class      ErrorClass `json:"class"`
+	SQLState   string     `json:"sqlstate,omitempty"`    // exact, e.g. "23505"; a trailing '*' matches a prefix ("08*")
+	VendorCode int64      `json:"vendor_code,omitempty"` // e.g. 1062 on MySQL
+	// MessagePattern is a Go regular expression matched against the error text.
+	MessagePattern string `json:"message_pattern,omitempty"`
+	// ConstraintPattern, when set, must match the violated constraint or
+	// index name found in the message (used to tell a duplicate event id from
+	// a sequence conflict).
+	ConstraintPattern string `json:"constraint_pattern,omitempty"`
+}
+
+// Introspection holds catalogue queries. Each returns rows as documented.
+type Introspection struct {
+	// TableExists: binds #{table} (as stored in the catalogue, see
+	// Identity.FoldsUnquotedTo); returns one row when the table exists.
+	TableExists string `json:"table_exists"`
+	// SequenceExists: binds #{sequence}; one row when it exists. Empty where
+	// the dialect has no sequences.
+	SequenceExists string `json:"sequence_exists,omitempty"`
+	// Columns: binds #{table}; returns (column_name, data_type,
+	// char_length, numeric_precision, numeric_scale, nullable) per column,
+	// with data_type in upper case and the lengths NULL where they do not apply.
+	Columns string `json:"columns"`
+	// Indexes: binds #{table}; returns (index_name, column_name, is_unique,
+	// ordinal) per index column, primary keys and unique constraints included.
+	Indexes string `json:"indexes"`
+}
+
+// QueryFieldKind is the kind of a query-table column.
+type QueryFieldKind string
+
+// Query-field kinds and their variants.
+const (
+	KindText    QueryFieldKind = "TEXT"
+	KindInteger QueryFieldKind = "NUMBER_INTEGRAL"
+	KindDecimal QueryFieldKind = "NUMBER_DECIMAL" // with precision and scale
+	KindDate    QueryFieldKind = "TEMPORAL_DATE"
+	KindTime    QueryFieldKind = "TEMPORAL_TIME"
+	KindInstant QueryFieldKind = "TEMPORAL_INSTANT"
+	KindBoolean QueryFieldKind = "BOOLEAN"
+)
+
+// QueryColumnTypes maps query-field kinds to column types and index DDL.
+type QueryColumnTypes struct {
+	// Types maps a kind to its column type; the KindDecimal entry contains
+	// ${precision} and ${scale}.
+	Types map[QueryFieldKind]string `json:"types"`
+	// Column is the template of one column definition: ${column} ${type}.
+	Column string `json:"column"`
+	// Index and UniqueIndex create idx_${query_table}_${column}. Where the
+	// engine has CREATE INDEX IF NOT EXISTS they use it; otherwise
+	// IndexExists guards them.
+	Index       string `json:"index"`
+	UniqueIndex string `json:"unique_index"`
+	// IndexExists, when set, binds #{table} and #{index} and returns a row
+	// when the index exists; the core then skips creating it.
+	IndexExists string `json:"index_exists,omitempty"`
+}

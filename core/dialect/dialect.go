@@ -1,0 +1,42 @@
+// Package dialect is the contract between the Tidemark core and a database
+// dialect plugin.
+//
+// A dialect describes; the core executes. A plugin never touches a database:
+// at load the core asks it once for its whole Catalogue (identity, DDL,
+// statements, lock forms, error rules, introspection queries), caches it, and
+// from then on runs every statement itself on the user's *sql.DB or *sql.Tx.
+// The plugin process may be stopped right after loading; the hot path makes
+// no plugin call.
+//
+// Plugin authors implement Dialect (usually by embedding Base and overriding
+// what differs from ANSI SQL) and call Serve from a two-line main. The
+// transport (hashicorp/go-plugin over gRPC) stays inside this package.
+package dialect
+
+import "context"
+
+// ContractVersion is the version of the catalogue format this package speaks.
+// It is negotiated through go-plugin's versioned plugin sets, so a host and a
+// plugin built against different contract versions refuse each other at load
+// with a clear error instead of misreading the catalogue.
+const ContractVersion = 1
+
+// Dialect is what a plugin author implements. Every method has the shape
+// (ctx, Request) (Response, error) so the contract can grow by adding fields
+// to requests and responses without breaking existing plugins.
+type Dialect interface {
+	// Describe returns the complete catalogue. The core calls it once at load
+	// and never again; it must be deterministic and must not need a database.
+	Describe(ctx context.Context, req DescribeRequest) (DescribeResponse, error)
+}
+
+// DescribeRequest is sent by the host at load.
+type DescribeRequest struct {
+	// HostContractVersion is the ContractVersion the host was built with.
+	HostContractVersion int `json:"host_contract_version"`
+}
+
+// DescribeResponse carries the catalogue.
+type DescribeResponse struct {
+	Catalogue Catalogue `json:"catalogue"`
+}
