@@ -1,0 +1,11 @@
+-- event-store-global-position-schema.sql for h2, extracted from table-schemas.txt by tools/specextract.
+-- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+
+-- H2 / HSQLDB
+CREATE TABLE IF NOT EXISTS EVENT_STORE_GLOBAL_POSITION (
+    id  TINYINT NOT NULL PRIMARY KEY,
+    val BIGINT  NOT NULL
+);
+MERGE INTO EVENT_STORE_GLOBAL_POSITION t
+    USING (VALUES (1, 0)) AS s (id, val) ON t.id = s.id
+    WHEN NOT MATCHED THEN INSERT (id, val) VALUES (s.id, s.val);

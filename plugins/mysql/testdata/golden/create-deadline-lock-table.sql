@@ -1,0 +1,10 @@
+-- create-deadline-lock-table.sql for mysql, extracted from table-schemas.txt by tools/specextract.
+-- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+
+-- MySQL
+CREATE TABLE IF NOT EXISTS SAGA_DEADLINE_LOCKS (
+    lock_name  VARCHAR(255) NOT NULL,
+    owner      VARCHAR(255) NOT NULL,
+    expires_at DATETIME(6)  NOT NULL,
+    PRIMARY KEY (lock_name)
+)

@@ -1,0 +1,15 @@
+-- create-deadline-table.sql for mysql, extracted from table-schemas.txt by tools/specextract.
+-- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+
+-- MySQL
+CREATE TABLE IF NOT EXISTS SAGA_DEADLINES (
+    id            CHAR(36)     NOT NULL PRIMARY KEY,
+    saga_type     VARCHAR(255) NOT NULL,
+    saga_id       VARCHAR(255) NOT NULL,
+    name          VARCHAR(255) NOT NULL,
+    due_at        DATETIME(6)  NOT NULL,
+    payload_json  LONGTEXT,
+    metadata_json LONGTEXT,
+    UNIQUE (saga_type, saga_id, name),
+    INDEX idx_SAGA_DEADLINES_due_at (due_at)
+)

@@ -1,0 +1,10 @@
+-- event-store-global-position-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
+-- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+
+-- MySQL / MariaDB
+CREATE TABLE IF NOT EXISTS EVENT_STORE_GLOBAL_POSITION (
+    id  TINYINT NOT NULL PRIMARY KEY,
+    val BIGINT  NOT NULL
+);
+INSERT INTO EVENT_STORE_GLOBAL_POSITION (id, val) VALUES (1, 0)
+    ON DUPLICATE KEY UPDATE id = id;

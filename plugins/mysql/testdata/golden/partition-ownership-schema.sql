@@ -1,0 +1,13 @@
+-- partition-ownership-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
+-- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+
+-- MySQL / MariaDB
+CREATE TABLE IF NOT EXISTS PARTITION_OWNERSHIP (
+    consumer_type     VARCHAR(32)  NOT NULL,
+    consumer_name     VARCHAR(255) NOT NULL,
+    partition_no      SMALLINT     NOT NULL,
+    instance_id       VARCHAR(255) NULL,
+    generation        BIGINT       NOT NULL DEFAULT 0,
+    PRIMARY KEY (consumer_type, consumer_name, partition_no),
+    INDEX idx_partition_ownership_instance_id (instance_id)
+);
