@@ -1,5 +1,6 @@
 -- consumer-checkpoints-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS CONSUMERS (
@@ -12,7 +13,7 @@ CREATE TABLE IF NOT EXISTS CONSUMERS (
     declaration_fingerprint  VARCHAR(255) NULL,
     state_since              DATETIME(6)  NOT NULL,
     UNIQUE KEY uq_consumers (consumer_type, consumer_name)
-);
+) DEFAULT CHARSET = utf8mb4;
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS CONSUMER_CHECKPOINTS (
@@ -25,4 +26,4 @@ CREATE TABLE IF NOT EXISTS CONSUMER_CHECKPOINTS (
     epoch                BIGINT       NULL,
     PRIMARY KEY (consumer_id, source_name, partition_no),
     CONSTRAINT fk_consumer_checkpoints_consumer FOREIGN KEY (consumer_id) REFERENCES CONSUMERS (id)
-);
+) DEFAULT CHARSET = utf8mb4;

@@ -1,5 +1,6 @@
 -- consumer-skipped-messages-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS CONSUMER_SKIPPED_MESSAGES (
@@ -12,4 +13,4 @@ CREATE TABLE IF NOT EXISTS CONSUMER_SKIPPED_MESSAGES (
     every_key        BOOLEAN      NOT NULL,
     INDEX idx_consumer_skipped_messages_position (consumer_id, source_name, message_position),
     CONSTRAINT fk_consumer_skipped_messages_consumer FOREIGN KEY (consumer_id) REFERENCES CONSUMERS (id)
-);
+) DEFAULT CHARSET = utf8mb4;

@@ -1,5 +1,6 @@
 -- consumer-undelivered-messages-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS CONSUMER_UNDELIVERED_MESSAGES (
@@ -20,4 +21,4 @@ CREATE TABLE IF NOT EXISTS CONSUMER_UNDELIVERED_MESSAGES (
     UNIQUE KEY uq_consumer_undelivered_messages
         (consumer_id, source_name, message_position, partition_no, key_hash),
     CONSTRAINT fk_consumer_undelivered_messages_consumer FOREIGN KEY (consumer_id) REFERENCES CONSUMERS (id)
-);
+) DEFAULT CHARSET = utf8mb4;

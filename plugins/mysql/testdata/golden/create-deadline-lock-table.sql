@@ -1,5 +1,6 @@
 -- create-deadline-lock-table.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL
 CREATE TABLE IF NOT EXISTS SAGA_DEADLINE_LOCKS (
@@ -7,4 +8,4 @@ CREATE TABLE IF NOT EXISTS SAGA_DEADLINE_LOCKS (
     owner      VARCHAR(255) NOT NULL,
     expires_at DATETIME(6)  NOT NULL,
     PRIMARY KEY (lock_name)
-)
+) DEFAULT CHARSET = utf8mb4

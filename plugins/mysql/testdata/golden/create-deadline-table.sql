@@ -1,5 +1,6 @@
 -- create-deadline-table.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL
 CREATE TABLE IF NOT EXISTS SAGA_DEADLINES (
@@ -12,4 +13,4 @@ CREATE TABLE IF NOT EXISTS SAGA_DEADLINES (
     metadata_json LONGTEXT,
     UNIQUE (saga_type, saga_id, name),
     INDEX idx_SAGA_DEADLINES_due_at (due_at)
-)
+) DEFAULT CHARSET = utf8mb4

@@ -1,5 +1,6 @@
 -- create-saga-table.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL
 CREATE TABLE IF NOT EXISTS SAGA_INSTANCES (
@@ -10,4 +11,4 @@ CREATE TABLE IF NOT EXISTS SAGA_INSTANCES (
     version     BIGINT       NOT NULL,
     completed_at DATETIME(6),
     UNIQUE (saga_type, saga_id)
-)
+) DEFAULT CHARSET = utf8mb4

@@ -1,5 +1,6 @@
 -- event-capture-records-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS EVENT_CAPTURE_RECORDS (
@@ -15,4 +16,4 @@ CREATE TABLE IF NOT EXISTS EVENT_CAPTURE_RECORDS (
     UNIQUE KEY uq_event_capture_records_global_position (global_position),
     INDEX idx_event_capture_records_partition (partition_key, global_position),
     INDEX idx_event_capture_records_key (message_key, global_position)
-);
+) DEFAULT CHARSET = utf8mb4;

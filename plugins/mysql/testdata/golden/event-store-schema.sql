@@ -1,5 +1,6 @@
 -- event-store-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS account_event (
@@ -18,4 +19,4 @@ CREATE TABLE IF NOT EXISTS account_event (
     UNIQUE KEY uq_account_event_global (global_position),
     INDEX idx_account_event_aggregate (aggregate_id, aggregate_type, sequence_no),
     INDEX idx_account_event_partition (partition_key, global_position)
-);
+) DEFAULT CHARSET = utf8mb4;

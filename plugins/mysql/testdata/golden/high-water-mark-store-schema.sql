@@ -1,5 +1,6 @@
 -- high-water-mark-store-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS HIGH_WATER_MARK_STORE (
@@ -11,4 +12,4 @@ CREATE TABLE IF NOT EXISTS HIGH_WATER_MARK_STORE (
     lease_owner       VARCHAR(255) NULL,
     lease_expires_at  DATETIME(6)  NULL,
     PRIMARY KEY (topic_name)
-);
+) DEFAULT CHARSET = utf8mb4;

@@ -1,5 +1,6 @@
 -- partition-instances-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS PARTITION_INSTANCES (
@@ -9,4 +10,4 @@ CREATE TABLE IF NOT EXISTS PARTITION_INSTANCES (
     last_heartbeat  DATETIME(6)  NOT NULL,
     expires_at      DATETIME(6)  NOT NULL,
     PRIMARY KEY (instance_id)
-);
+) DEFAULT CHARSET = utf8mb4;

@@ -1,5 +1,6 @@
 -- partition-members-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS PARTITION_MEMBERS (
@@ -8,4 +9,4 @@ CREATE TABLE IF NOT EXISTS PARTITION_MEMBERS (
     instance_id    VARCHAR(255) NOT NULL,
     PRIMARY KEY (consumer_type, consumer_name, instance_id),
     INDEX idx_partition_members_instance_id (instance_id)
-);
+) DEFAULT CHARSET = utf8mb4;

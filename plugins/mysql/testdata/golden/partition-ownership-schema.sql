@@ -1,5 +1,6 @@
 -- partition-ownership-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS PARTITION_OWNERSHIP (
@@ -10,4 +11,4 @@ CREATE TABLE IF NOT EXISTS PARTITION_OWNERSHIP (
     generation        BIGINT       NOT NULL DEFAULT 0,
     PRIMARY KEY (consumer_type, consumer_name, partition_no),
     INDEX idx_partition_ownership_instance_id (instance_id)
-);
+) DEFAULT CHARSET = utf8mb4;

@@ -1,5 +1,6 @@
 -- snapshot-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS account_event_snapshots (
@@ -12,4 +13,4 @@ CREATE TABLE IF NOT EXISTS account_event_snapshots (
     created_at       DATETIME(6)  NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
     UNIQUE KEY uq_account_event_snapshots_sequence (aggregate_id, sequence_no),
     INDEX idx_account_event_snapshots_lookup (aggregate_id, aggregate_type, snapshot_version, sequence_no)
-);
+) DEFAULT CHARSET = utf8mb4;
