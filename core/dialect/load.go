@@ -1,0 +1,310 @@
+package dialect
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+)
+
+// PluginLogEnv names the environment variable that sets the level of the
+// host's plugin logger (trace, debug, info, warn, error, off); default warn.
+const PluginLogEnv = "TIDEMARK_PLUGIN_LOG"
+
+// LoadOptions says which dialect plugin to load and how.
+type LoadOptions struct {
+	// Name is the dialect name; the plugin binary is "tidemark-dialect-<name>".
+	// When Path is also set, Name is only checked against the catalogue.
+	Name string
+	// Path is an explicit plugin binary; it wins over Name.
+	Path string
+	// PluginDirs are searched first, in order (the configuration's plugin
+	// directories), then TIDEMARK_PLUGIN_PATH, then the directory of the
+	// running executable, then SelfServe.
+	PluginDirs []string
+	// SHA256 optionally pins the plugin binary (hex digest). A binary whose
+	// digest differs is refused with *ChecksumMismatchError and never started.
+	SHA256 string
+	// SelfServe, when set, is asked last: a host binary carrying built-in
+	// dialects returns a command re-executing itself as the plugin for name
+	// (whose main then calls Serve), and true. The command's Env, if set, is
+	// passed as is; leave it nil so the plugin gets no host environment.
+	SelfServe func(name string) (*exec.Cmd, bool)
+	// Logger receives go-plugin's and the plugin's log lines. Default: a
+	// logger on stderr at the level of TIDEMARK_PLUGIN_LOG (default warn).
+	Logger hclog.Logger
+	// Keep leaves the plugin process running after Describe; the caller must
+	// Close the returned Loaded. By default the process is stopped at once,
+	// since the core needs nothing from it after the catalogue.
+	Keep bool
+}
+
+// Loaded is a loaded dialect: its catalogue and where it came from.
+type Loaded struct {
+	// Catalogue is the dialect's catalogue, validated against ContractVersion.
+	Catalogue Catalogue
+	// Path is the executable that served the plugin ("" when in-process).
+	Path string
+	// SHA256 is the hex digest of Path as it was before it was started.
+	SHA256 string
+	// PID is the plugin's process id (0 when in-process). Unless Keep was
+	// set, that process has already been stopped.
+	PID int
+	// BuiltIn is true when the plugin was served by LoadOptions.SelfServe.
+	BuiltIn bool
+	// Dialect is a live Dialect: the plugin over gRPC when loaded with Keep
+	// (usable until Close), the dialect itself when in-process, nil otherwise.
+	Dialect Dialect
+
+	mu     sync.Mutex
+	client *plugin.Client
+}
+
+// Close stops a kept plugin process and waits for it. It is safe to call
+// more than once and on a Loaded that keeps no process.
+func (l *Loaded) Close() error {
+	l.mu.Lock()
+	c := l.client
+	l.client = nil
+	l.mu.Unlock()
+	if c != nil {
+		c.Kill()
+	}
+	return nil
+}
+
+// ChecksumMismatchError reports a plugin binary whose SHA-256 digest is not
+// the pinned one. The plugin was not started.
+type ChecksumMismatchError struct {
+	Path string
+	Want string // the pinned digest (hex, lower case)
+	Got  string // the file's digest
+}
+
+// Error names the file and both digests.
+func (e *ChecksumMismatchError) Error() string {
+	return fmt.Sprintf("dialect plugin %s: SHA-256 mismatch: pinned %s, file has %s; refusing to start it",
+		e.Path, e.Want, e.Got)
+}
+
+// ContractVersionError reports a plugin built against another contract
+// version than the host's.
+type ContractVersionError struct {
+	Path   string
+	Host   int // ContractVersion of this host
+	Plugin int // the plugin's version (0 if it could not be told)
+}
+
+// Error names both versions.
+func (e *ContractVersionError) Error() string {
+	pv := "another version"
+	if e.Plugin != 0 {
+		pv = "version " + strconv.Itoa(e.Plugin)
+	}
+	return fmt.Sprintf("dialect plugin %s: contract version mismatch: the plugin speaks %s, this host speaks version %d; use a plugin built for this release",
+		e.Path, pv, e.Host)
+}
+
+// CleanupClients stops every plugin process still running (those loaded with
+// Keep and not closed yet). Hosts should defer it in main; it is go-plugin's
+// plugin.CleanupClients.
+func CleanupClients() { plugin.CleanupClients() }
+
+// Load starts the dialect plugin opts designates, asks it once for its
+// catalogue, validates it and, unless opts.Keep, stops the process again.
+func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
+	loc, err := locate(opts)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := fileSHA256(loc.path)
+	if err != nil {
+		return nil, fmt.Errorf("dialect plugin %s: %w", loc.path, err)
+	}
+	var secure *plugin.SecureConfig
+	if opts.SHA256 != "" {
+		want := strings.ToLower(strings.TrimSpace(opts.SHA256))
+		pin, err := hex.DecodeString(want)
+		if err != nil || len(pin) != sha256.Size {
+			return nil, fmt.Errorf("dialect plugin %s: SHA256 pin %q is not a hex SHA-256 digest", loc.path, opts.SHA256)
+		}
+		if got := hex.EncodeToString(sum); got != want {
+			return nil, &ChecksumMismatchError{Path: loc.path, Want: want, Got: got}
+		}
+		// go-plugin checks again right before starting the process.
+		secure = &plugin.SecureConfig{Checksum: pin, Hash: sha256.New()}
+	}
+
+	logger := opts.Logger
+	if logger == nil {
+		logger = defaultLogger()
+	}
+	cfg := &plugin.ClientConfig{
+		HandshakeConfig:  handshake,
+		VersionedPlugins: pluginSets(ContractVersion, nil),
+		Cmd:              loc.cmd,
+		SecureConfig:     secure,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		SkipHostEnv:      true,
+		Managed:          true,
+		Logger:           logger,
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		cfg.StartTimeout = max(time.Until(dl), time.Millisecond)
+	}
+	client := plugin.NewClient(cfg)
+	loaded, err := describePlugin(ctx, client, loc, opts)
+	if err != nil || !opts.Keep {
+		client.Kill()
+	}
+	if err != nil {
+		return nil, err
+	}
+	loaded.SHA256 = hex.EncodeToString(sum)
+	if opts.Keep {
+		loaded.client = client
+	} else {
+		loaded.Dialect = nil
+	}
+	return loaded, nil
+}
+
+// describePlugin starts the plugin, negotiates, and calls Describe once.
+func describePlugin(ctx context.Context, client *plugin.Client, loc located, opts LoadOptions) (*Loaded, error) {
+	type started struct {
+		rpc plugin.ClientProtocol
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		rpc, err := client.Client()
+		ch <- started{rpc, err}
+	}()
+	var s started
+	select {
+	case s = <-ch:
+	case <-ctx.Done():
+		client.Kill()
+		return nil, fmt.Errorf("dialect plugin %s: %w", loc.path, ctx.Err())
+	}
+	if s.err != nil {
+		return nil, startError(loc.path, s.err)
+	}
+	raw, err := s.rpc.Dispense(pluginName)
+	if err != nil {
+		return nil, fmt.Errorf("dialect plugin %s: %w", loc.path, err)
+	}
+	d, ok := raw.(*grpcClient)
+	if !ok {
+		return nil, fmt.Errorf("dialect plugin %s: unexpected client type %T", loc.path, raw)
+	}
+	l := &Loaded{Path: loc.path, BuiltIn: loc.builtIn, Dialect: d}
+	if rc := client.ReattachConfig(); rc != nil {
+		l.PID = rc.Pid
+	}
+	resp, err := d.Describe(ctx, DescribeRequest{HostContractVersion: ContractVersion})
+	if err != nil {
+		return nil, fmt.Errorf("dialect plugin %s: %w", loc.path, err)
+	}
+	if err := validateCatalogue(&resp.Catalogue, loc.path, opts.Name); err != nil {
+		return nil, err
+	}
+	l.Catalogue = resp.Catalogue
+	return l, nil
+}
+
+// InProcess links d into the host without a process: it runs Describe
+// through the same JSON encoding and the same validation as Load, so unit
+// tests and hosts serving built-ins see what a plugin process would send.
+// The returned Loaded has no Path and no PID; Dialect is d.
+func InProcess(ctx context.Context, d Dialect) (*Loaded, error) {
+	in, err := json.Marshal(DescribeRequest{HostContractVersion: ContractVersion})
+	if err != nil {
+		return nil, err
+	}
+	out, err := describeJSON(ctx, d, ContractVersion, in)
+	if err != nil {
+		return nil, fmt.Errorf("dialect (in-process): Describe: %w", err)
+	}
+	resp, err := decodeDescribeResponse(out)
+	if err != nil {
+		return nil, fmt.Errorf("dialect (in-process): %w", err)
+	}
+	if err := validateCatalogue(&resp.Catalogue, "(in-process)", ""); err != nil {
+		return nil, err
+	}
+	return &Loaded{Catalogue: resp.Catalogue, Dialect: d}, nil
+}
+
+// validateCatalogue checks what Load can check without a database: the
+// contract version and, when the caller asked for a name, the identity.
+func validateCatalogue(c *Catalogue, where, wantName string) error {
+	if v := c.Identity.ContractVersion; v != ContractVersion {
+		return &ContractVersionError{Path: where, Host: ContractVersion, Plugin: v}
+	}
+	if c.Identity.Name == "" {
+		return fmt.Errorf("dialect plugin %s: catalogue has no Identity.Name", where)
+	}
+	if wantName != "" && c.Identity.Name != wantName {
+		return fmt.Errorf("dialect plugin %s: asked for dialect %q, the plugin describes %q", where, wantName, c.Identity.Name)
+	}
+	return nil
+}
+
+// incompatibleRE matches go-plugin's negotiation failure.
+var incompatibleRE = regexp.MustCompile(`incompatible API version with plugin\. Plugin version: (\d+)`)
+
+// startError turns go-plugin's start errors into this package's.
+func startError(path string, err error) error {
+	if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
+		// The file changed between our digest and go-plugin's.
+		return fmt.Errorf("dialect plugin %s: SHA-256 mismatch at start (file changed while loading): %w", path, err)
+	}
+	if m := incompatibleRE.FindStringSubmatch(err.Error()); m != nil {
+		v, _ := strconv.Atoi(m[1])
+		return &ContractVersionError{Path: path, Host: ContractVersion, Plugin: v}
+	}
+	return fmt.Errorf("dialect plugin %s: start: %w", path, err)
+}
+
+// fileSHA256 digests a file.
+func fileSHA256(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}
+
+// defaultLogger is quiet: warn and above on stderr unless TIDEMARK_PLUGIN_LOG
+// says otherwise.
+func defaultLogger() hclog.Logger {
+	level := hclog.LevelFromString(os.Getenv(PluginLogEnv))
+	if level == hclog.NoLevel {
+		level = hclog.Warn
+	}
+	return hclog.New(&hclog.LoggerOptions{
+		Name:   "tidemark-dialect",
+		Level:  level,
+		Output: os.Stderr,
+	})
+}
