@@ -1,0 +1,53 @@
+// Package jdbcbridge is a database/sql driver (name "jdbcbridge") that talks to Java databases,
+// H2 and HSQLDB, through a small Java server speaking a binary protocol over TCP.
+//
+// # Server
+//
+// The server lives in java/tidemark/bridge and needs only a JDK 17 and the JDBC jars on the
+// class path. Build it with build.sh (javac), or let [StartServer] compile it into the user
+// cache directory and start it. Run by hand:
+//
+//	java -Duser.timezone=UTC -cp CLASSES:/usr/share/java/h2.jar:/usr/share/java/hsqldb.jar \
+//	    tidemark.bridge.Server --port 0 [--bind 127.0.0.1] [--token T] [--allow-url-prefix P]...
+//
+// It prints one line "LISTENING <port>" once ready. It listens on 127.0.0.1 by default, requires
+// a token to bind any other address, opens only allow-listed JDBC URL prefixes (jdbc:h2:mem:,
+// jdbc:h2:file:, jdbc:h2:tcp:, jdbc:hsqldb:mem:, jdbc:hsqldb:file:, jdbc:hsqldb:hsql:) and
+// refuses H2 URLs containing INIT=. Note that SQL itself can still reach the file system
+// (H2 CREATE ALIAS, SCRIPT TO, file: URLs): only expose the bridge to trusted clients.
+//
+// # DSN
+//
+//	jdbcbridge://HOST:PORT?url=<url-escaped JDBC URL>&user=U&password=P&token=T
+//
+// Other optional query parameters:
+//
+//	fetchSize=256      rows per batch (first batch comes with the execute response)
+//	cancelGrace=2s     how long to wait after sending a cancel before closing the socket
+//	dialTimeout=10s    TCP connect + handshake timeout
+//	prop.NAME=VALUE    extra JDBC connection property NAME
+//
+// Example:
+//
+//	dsn := "jdbcbridge://127.0.0.1:4242?url=" + url.QueryEscape("jdbc:hsqldb:mem:x;hsqldb.tx=mvcc") + "&user=SA"
+//	db, err := sql.Open("jdbcbridge", dsn)
+//
+// # Values
+//
+// Parameters use '?' placeholders and may be nil, bool, int64, float64, string, []byte,
+// time.Time, [Decimal], or any 16-byte array type (UUIDs such as github.com/google/uuid.UUID);
+// other types go through database/sql's default conversion. A time.Time bound to a DATE or TIME
+// parameter uses its own wall clock; bound to a TIMESTAMP (without time zone) it is converted
+// to UTC; bound to TIMESTAMP WITH TIME ZONE it keeps its instant and offset.
+//
+// Results: BOOLEAN → bool, integer types → int64, REAL/DOUBLE → float64, DECIMAL/NUMERIC →
+// string (exact), character types and CLOB → string, binary types and BLOB → []byte, DATE,
+// TIME, TIMESTAMP → time.Time in UTC (TIME on 0000-01-01), TIMESTAMP WITH TIME ZONE →
+// time.Time with its offset, UUID → canonical string. Large objects are fetched in chunks
+// transparently.
+//
+// Errors from the database are [*Error] values carrying SQLSTATE and vendor code. Canceling a
+// context sends a cancel to the running statement; if the server has not answered within the
+// grace period the socket is closed and the connection discarded. Either way the call returns
+// the context's error.
+package jdbcbridge

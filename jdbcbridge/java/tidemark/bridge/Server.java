@@ -1,0 +1,153 @@
+package tidemark.bridge;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+
+/**
+ * Entry point of the Tidemark JDBC bridge.
+ *
+ * <pre>
+ * java -Duser.timezone=UTC -cp CLASSES:h2.jar:hsqldb.jar tidemark.bridge.Server \
+ *     [--port 0] [--bind 127.0.0.1] [--token T] [--allow-url-prefix P]... [--exit-on-stdin-eof]
+ * </pre>
+ *
+ * <p>Prints exactly one line {@code LISTENING <port>} on stdout once it accepts connections. The
+ * token may also come from the environment variable {@code TIDEMARK_JDBCBRIDGE_TOKEN}; it is
+ * mandatory when binding a non-loopback address.
+ */
+public final class Server {
+    /** Default allow-listed JDBC URL prefixes. */
+    static final String[] DEFAULT_PREFIXES = {
+        "jdbc:h2:mem:", "jdbc:h2:file:", "jdbc:h2:tcp:",
+        "jdbc:hsqldb:mem:", "jdbc:hsqldb:file:", "jdbc:hsqldb:hsql:",
+    };
+
+    /** Immutable server configuration shared by all sessions. */
+    static final class Config {
+        final String token;
+        final List<String> prefixes;
+
+        Config(String token, List<String> prefixes) {
+            this.token = token;
+            this.prefixes = prefixes;
+        }
+
+        /** Returns null when the URL may be opened, else the reason it is refused. */
+        String checkUrl(String url, Properties props) {
+            if (url == null) {
+                return "missing JDBC URL";
+            }
+            boolean ok = false;
+            for (String p : prefixes) {
+                if (url.regionMatches(true, 0, p, 0, p.length())) {
+                    ok = true;
+                    break;
+                }
+            }
+            if (!ok) {
+                return "JDBC URL not allowed by the bridge allow-list " + prefixes;
+            }
+            if (url.regionMatches(true, 0, "jdbc:h2:", 0, 8)) {
+                // INIT=... runs arbitrary SQL (RUNSCRIPT, CREATE ALIAS) while connecting.
+                String squashed = url.replaceAll("\\s+", "").toUpperCase(Locale.ROOT);
+                if (squashed.contains("INIT=")) {
+                    return "H2 URLs with INIT= are refused by the bridge";
+                }
+                for (String k : props.stringPropertyNames()) {
+                    if (k.trim().equalsIgnoreCase("INIT")) {
+                        return "H2 INIT property is refused by the bridge";
+                    }
+                }
+            }
+            return null;
+        }
+    }
+
+    private Server() {}
+
+    /** Starts the server; see the class comment for the arguments. */
+    public static void main(String[] args) throws IOException {
+        int port = 0;
+        String bind = "127.0.0.1";
+        String token = System.getenv("TIDEMARK_JDBCBRIDGE_TOKEN");
+        List<String> prefixes = new ArrayList<>();
+        boolean exitOnStdinEof = false;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "--port":
+                    port = Integer.parseInt(need(args, ++i, a));
+                    break;
+                case "--bind":
+                    bind = need(args, ++i, a);
+                    break;
+                case "--token":
+                    token = need(args, ++i, a);
+                    break;
+                case "--allow-url-prefix":
+                    prefixes.add(need(args, ++i, a));
+                    break;
+                case "--exit-on-stdin-eof":
+                    exitOnStdinEof = true;
+                    break;
+                default:
+                    fail("unknown argument " + a);
+            }
+        }
+        if (prefixes.isEmpty()) {
+            prefixes.addAll(List.of(DEFAULT_PREFIXES));
+        }
+        InetAddress addr = InetAddress.getByName(bind);
+        if (!addr.isLoopbackAddress() && (token == null || token.isEmpty())) {
+            fail("refusing to bind non-loopback address " + bind + " without --token");
+        }
+        Config cfg = new Config(token, List.copyOf(prefixes));
+        ServerSocket ss = new ServerSocket();
+        ss.setReuseAddress(true);
+        ss.bind(new InetSocketAddress(addr, port), 128);
+        if (exitOnStdinEof) {
+            Thread t = new Thread(() -> {
+                try {
+                    InputStream in = System.in;
+                    byte[] buf = new byte[256];
+                    while (in.read(buf) >= 0) {
+                        // discard
+                    }
+                } catch (IOException ignored) {
+                    // treat as EOF
+                }
+                System.exit(0);
+            }, "jdbcbridge-stdin");
+            t.setDaemon(true);
+            t.start();
+        }
+        System.out.println("LISTENING " + ss.getLocalPort());
+        System.out.flush();
+        while (true) {
+            Socket s = ss.accept();
+            Thread t = new Thread(new Session(cfg, s), "jdbcbridge-reader-" + s.getPort());
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
+    private static String need(String[] args, int i, String flag) {
+        if (i >= args.length) {
+            fail(flag + " needs a value");
+        }
+        return args[i];
+    }
+
+    private static void fail(String msg) {
+        System.err.println("jdbcbridge: " + msg);
+        System.exit(2);
+    }
+}

@@ -1,0 +1,619 @@
+package tidemark.bridge;
+
+import static tidemark.bridge.Protocol.*;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.LinkedBlockingQueue;
+
+/**
+ * One client connection: a reader thread (this) that decodes frames and handles CANCEL at once,
+ * and a worker thread that runs every other request in order against one JDBC connection.
+ */
+final class Session implements Runnable {
+    private static final byte[] POISON = new byte[0];
+
+    private final Server.Config cfg;
+    private final Socket sock;
+    private final LinkedBlockingQueue<byte[]> queue = new LinkedBlockingQueue<>();
+    private OutputStream out;
+    private final Wire.Out o = new Wire.Out();
+
+    private volatile boolean authenticated;
+    private volatile int runningReq = -1;
+    private volatile Statement runningStmt;
+    private volatile int cancelReq = -1;
+
+    private Connection conn;
+    private int defaultIsolation;
+    private int nextId = 1;
+    private final Map<Integer, Prepared> stmts = new HashMap<>();
+    private final Map<Integer, Cursor> cursors = new HashMap<>();
+    private final Map<Integer, Values.Lob> lobs = new HashMap<>();
+
+    /** A client-visible prepared statement. */
+    private static final class Prepared {
+        final PreparedStatement ps;
+        final Values.ParamTypes types;
+        final boolean keys;
+
+        Prepared(PreparedStatement ps, boolean keys) {
+            this.ps = ps;
+            this.types = new Values.ParamTypes(ps);
+            this.keys = keys;
+        }
+    }
+
+    /** An open result set being fetched in batches. */
+    private static final class Cursor {
+        final ResultSet rs;
+        final Statement owned; // closed with the cursor when the statement was one-shot
+        final int[] kinds;
+        final java.util.List<Integer> lobIds = new java.util.ArrayList<>();
+
+        Cursor(ResultSet rs, Statement owned, int[] kinds) {
+            this.rs = rs;
+            this.owned = owned;
+            this.kinds = kinds;
+        }
+    }
+
+    Session(Server.Config cfg, Socket sock) {
+        this.cfg = cfg;
+        this.sock = sock;
+    }
+
+    @Override
+    public void run() {
+        Thread worker = new Thread(this::work, "jdbcbridge-worker-" + sock.getPort());
+        worker.setDaemon(true);
+        try {
+            sock.setTcpNoDelay(true);
+            out = new BufferedOutputStream(sock.getOutputStream(), 64 * 1024);
+            DataInputStream in = new DataInputStream(new BufferedInputStream(sock.getInputStream(), 64 * 1024));
+            worker.start();
+            while (true) {
+                byte[] f = Wire.readFrame(in, authenticated ? MAX_FRAME : MAX_FRAME_UNAUTHENTICATED);
+                if (f == null) {
+                    break;
+                }
+                if ((f[4] & 0xff) == OP_CANCEL) {
+                    handleCancel(new Wire.In(f, 5).i32());
+                    continue;
+                }
+                queue.put(f);
+                if ((f[4] & 0xff) == OP_HELLO) {
+                    // The worker decides whether the handshake succeeded; wait so the frame
+                    // limit applies correctly to the next frame.
+                    synchronized (this) {
+                        while (!authenticated && !sock.isClosed()) {
+                            wait(100);
+                        }
+                    }
+                }
+            }
+        } catch (IOException | InterruptedException e) {
+            // connection lost; fall through to cleanup
+        } finally {
+            Statement s = runningStmt;
+            if (s != null) {
+                try {
+                    s.cancel();
+                } catch (SQLException | RuntimeException ignored) {
+                    // best effort
+                }
+            }
+            queue.offer(POISON);
+        }
+    }
+
+    private void handleCancel(int target) {
+        cancelReq = target;
+        Statement s = runningStmt;
+        if (s != null && runningReq == target) {
+            try {
+                s.cancel();
+            } catch (SQLException | RuntimeException ignored) {
+                // the statement may already be done
+            }
+        }
+    }
+
+    private void work() {
+        try {
+            while (true) {
+                byte[] f = queue.take();
+                if (f == POISON) {
+                    return;
+                }
+                Wire.In in = new Wire.In(f, 0);
+                int req = in.i32();
+                int op = in.u8();
+                o.reset();
+                o.i32(req).u8(STATUS_OK);
+                boolean close = false;
+                try {
+                    runningReq = req;
+                    close = handle(op, in);
+                } catch (SQLException e) {
+                    error(req, e.getSQLState(), e.getErrorCode(), e.getMessage());
+                } catch (RuntimeException | IOException e) {
+                    error(req, STATE_GENERAL, 0, String.valueOf(e));
+                } finally {
+                    runningReq = -1;
+                    runningStmt = null;
+                }
+                o.writeTo(out);
+                if (close || !authenticated) {
+                    return;
+                }
+            }
+        } catch (IOException | InterruptedException e) {
+            // client gone
+        } finally {
+            cleanup();
+        }
+    }
+
+    private void error(int req, String state, int code, String msg) {
+        o.reset();
+        o.i32(req).u8(STATUS_ERROR).str(state == null ? STATE_GENERAL : state).i32(code).str(msg == null ? "" : msg);
+    }
+
+    private void cleanup() {
+        for (Values.Lob l : lobs.values()) {
+            l.free();
+        }
+        lobs.clear();
+        for (Cursor c : cursors.values()) {
+            closeQuietly(c);
+        }
+        cursors.clear();
+        for (Prepared p : stmts.values()) {
+            try {
+                p.ps.close();
+            } catch (SQLException | RuntimeException ignored) {
+                // best effort
+            }
+        }
+        stmts.clear();
+        if (conn != null) {
+            try {
+                if (!conn.getAutoCommit()) {
+                    conn.rollback();
+                }
+            } catch (SQLException | RuntimeException ignored) {
+                // best effort
+            }
+            try {
+                conn.close();
+            } catch (SQLException | RuntimeException ignored) {
+                // best effort
+            }
+            conn = null;
+        }
+        try {
+            sock.close();
+        } catch (IOException ignored) {
+            // best effort
+        }
+        synchronized (this) {
+            notifyAll();
+        }
+    }
+
+    private void closeQuietly(Cursor c) {
+        for (Integer id : c.lobIds) {
+            Values.Lob l = lobs.remove(id);
+            if (l != null) {
+                l.free();
+            }
+        }
+        try {
+            c.rs.close();
+        } catch (SQLException | RuntimeException ignored) {
+            // best effort
+        }
+        if (c.owned != null) {
+            try {
+                c.owned.close();
+            } catch (SQLException | RuntimeException ignored) {
+                // best effort
+            }
+        }
+    }
+
+    /** Handles one request; returns true when the session must end. */
+    private boolean handle(int op, Wire.In in) throws SQLException, IOException {
+        if (!authenticated && op != OP_HELLO) {
+            throw new SQLException("handshake required", STATE_PROTOCOL);
+        }
+        if (op > OP_OPEN && op != OP_CLOSE && conn == null) {
+            throw new SQLException("connection not open", STATE_PROTOCOL);
+        }
+        switch (op) {
+            case OP_HELLO:
+                hello(in);
+                return false;
+            case OP_OPEN:
+                open(in);
+                return false;
+            case OP_PREPARE: {
+                String sql = in.str();
+                boolean keys = wantsKeys(sql);
+                PreparedStatement ps = keys ? conn.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS) : conn.prepareStatement(sql);
+                int id = nextId++;
+                stmts.put(id, new Prepared(ps, keys));
+                int pc = -1;
+                try {
+                    pc = ps.getParameterMetaData().getParameterCount();
+                } catch (SQLException | RuntimeException ignored) {
+                    // unknown
+                }
+                o.i32(id).i32(pc);
+                return false;
+            }
+            case OP_EXECUTE:
+                execute(in);
+                return false;
+            case OP_FETCH: {
+                int id = in.i32();
+                int max = in.i32();
+                Cursor c = cursors.get(id);
+                if (c == null) {
+                    throw new SQLException("unknown cursor " + id, STATE_PROTOCOL);
+                }
+                batch(id, c, max);
+                return false;
+            }
+            case OP_CLOSE_CURSOR: {
+                Cursor c = cursors.remove(in.i32());
+                if (c != null) {
+                    closeQuietly(c);
+                }
+                return false;
+            }
+            case OP_CLOSE_STMT: {
+                Prepared p = stmts.remove(in.i32());
+                if (p != null) {
+                    p.ps.close();
+                }
+                return false;
+            }
+            case OP_BEGIN: {
+                int iso = in.i32();
+                boolean ro = in.u8() != 0;
+                if (!conn.getAutoCommit()) {
+                    throw new SQLException("transaction already active", "25001");
+                }
+                if (iso >= 0 && iso != conn.getTransactionIsolation()) {
+                    conn.setTransactionIsolation(iso);
+                }
+                if (ro) {
+                    conn.setReadOnly(true);
+                }
+                conn.setAutoCommit(false);
+                return false;
+            }
+            case OP_COMMIT:
+            case OP_ROLLBACK:
+                endTx(op == OP_COMMIT);
+                return false;
+            case OP_PING:
+                if (!conn.isValid(5)) {
+                    throw new SQLException("connection is not valid", "08003");
+                }
+                return false;
+            case OP_RESET:
+                closeCursors();
+                if (!conn.getAutoCommit()) {
+                    conn.rollback();
+                }
+                restoreDefaults();
+                return false;
+            case OP_LOB_READ:
+                lobRead(in.i32(), in.i32());
+                return false;
+            case OP_LOB_FREE: {
+                Values.Lob l = lobs.remove(in.i32());
+                if (l != null) {
+                    l.free();
+                }
+                return false;
+            }
+            case OP_CLOSE:
+                return true;
+            default:
+                throw new SQLException("unknown op " + op, STATE_PROTOCOL);
+        }
+    }
+
+    private void closeCursors() {
+        for (Cursor c : cursors.values()) {
+            closeQuietly(c);
+        }
+        cursors.clear();
+    }
+
+    private void endTx(boolean commit) throws SQLException {
+        if (conn.getAutoCommit()) {
+            restoreDefaults();
+            return; // nothing to end; database/sql may roll back after a failed commit
+        }
+        try {
+            if (commit) {
+                conn.commit();
+            } else {
+                conn.rollback();
+            }
+        } catch (SQLException e) {
+            try {
+                conn.rollback();
+            } catch (SQLException ignored) {
+                // keep the original error
+            }
+            restoreDefaults();
+            throw e;
+        }
+        restoreDefaults();
+    }
+
+    private void restoreDefaults() throws SQLException {
+        if (!conn.getAutoCommit()) {
+            conn.setAutoCommit(true);
+        }
+        if (conn.isReadOnly()) {
+            conn.setReadOnly(false);
+        }
+        if (conn.getTransactionIsolation() != defaultIsolation) {
+            conn.setTransactionIsolation(defaultIsolation);
+        }
+    }
+
+    private void execute(Wire.In in) throws SQLException, IOException {
+        int sid = in.i32();
+        int req = runningReq;
+        PreparedStatement ps;
+        Values.ParamTypes types;
+        boolean keys;
+        boolean owned = false;
+        if (sid == 0) {
+            String sql = in.str();
+            keys = wantsKeys(sql);
+            ps = keys ? conn.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS) : conn.prepareStatement(sql);
+            types = new Values.ParamTypes(ps);
+            owned = true;
+        } else {
+            Prepared p = stmts.get(sid);
+            if (p == null) {
+                throw new SQLException("unknown statement " + sid, STATE_PROTOCOL);
+            }
+            ps = p.ps;
+            types = p.types;
+            keys = p.keys;
+        }
+        boolean keep = false;
+        try {
+            int flags = in.u8();
+            int fetch = in.i32();
+            int n = in.i32();
+            if (!owned) {
+                ps.clearParameters();
+            }
+            for (int i = 1; i <= n; i++) {
+                Values.bind(in, ps, i, types);
+            }
+            keys = keys && (flags & FLAG_GENERATED_KEYS) != 0;
+            runningStmt = ps;
+            if (cancelReq == req) {
+                throw new SQLException("statement canceled", STATE_CANCELED);
+            }
+            boolean isRs = ps.execute();
+            runningStmt = null;
+            if (!isRs) {
+                long count = ps.getLargeUpdateCount();
+                o.u8(RESULT_UPDATE).i64(count);
+                if (keys) {
+                    writeKeys(ps);
+                } else {
+                    o.u8(0);
+                }
+                return;
+            }
+            ResultSet rs = ps.getResultSet();
+            int[] kinds = Values.kinds(rs.getMetaData());
+            Cursor c = new Cursor(rs, owned ? ps : null, kinds);
+            int id = nextId++;
+            o.u8(RESULT_ROWS).i32(id);
+            Values.writeColumns(o, rs.getMetaData(), kinds);
+            keep = batch(id, c, fetch);
+            if (!keep) {
+                closeQuietly(c);
+                owned = false; // closed with the cursor
+            } else {
+                cursors.put(id, c);
+            }
+        } finally {
+            runningStmt = null;
+            if (owned && !keep) {
+                try {
+                    ps.close();
+                } catch (SQLException | RuntimeException ignored) {
+                    // best effort
+                }
+            }
+        }
+    }
+
+    private void writeKeys(Statement st) throws SQLException {
+        try (ResultSet rs = st.getGeneratedKeys()) {
+            if (rs == null) {
+                o.u8(0);
+                return;
+            }
+            int[] kinds = Values.kinds(rs.getMetaData());
+            o.u8(1).i32(kinds.length);
+            int mark = o.len;
+            o.i32(0);
+            int rows = 0;
+            while (rs.next() && rows < 100000) {
+                for (int i = 0; i < kinds.length; i++) {
+                    int kind = kinds[i] == T_CLOB || kinds[i] == T_BLOB ? T_STRING : kinds[i];
+                    Values.writeValue(o, rs, i + 1, kind, null);
+                }
+                rows++;
+            }
+            int save = o.len;
+            o.len = mark;
+            o.i32(rows);
+            o.len = save;
+        }
+    }
+
+    /**
+     * Writes a row batch ({@code i32 rows, values..., u8 done}); returns true while more rows may
+     * follow (the cursor must stay open).
+     */
+    private boolean batch(int id, Cursor c, int max) throws SQLException {
+        if (max <= 0) {
+            max = 256;
+        }
+        int mark = o.len;
+        o.i32(0);
+        int rows = 0;
+        boolean done = false;
+        int start = o.size();
+        while (rows < max && o.size() - start < BATCH_BYTES) {
+            if (!c.rs.next()) {
+                done = true;
+                break;
+            }
+            boolean lob = false;
+            for (int i = 0; i < c.kinds.length; i++) {
+                final Cursor cur = c;
+                lob |= Values.writeValue(o, c.rs, i + 1, c.kinds[i], l -> {
+                    int lid = nextId++;
+                    lobs.put(lid, l);
+                    cur.lobIds.add(lid);
+                    return lid;
+                });
+            }
+            rows++;
+            if (lob) {
+                break; // keep the result set on this row until its LOBs are read
+            }
+        }
+        int save = o.len;
+        o.len = mark;
+        o.i32(rows);
+        o.len = save;
+        o.u8(done ? 1 : 0);
+        if (done && cursors.remove(id) != null) {
+            closeQuietly(c);
+        }
+        return !done;
+    }
+
+    private void lobRead(int id, int max) throws SQLException {
+        Values.Lob l = lobs.get(id);
+        if (l == null) {
+            throw new SQLException("unknown large object " + id, STATE_PROTOCOL);
+        }
+        if (max <= 0 || max > 4 * 1024 * 1024) {
+            max = 1024 * 1024;
+        }
+        long remaining = l.length - (l.pos - 1);
+        int n = (int) Math.min(remaining, max);
+        boolean eof;
+        if (l.clob != null) {
+            String s = n == 0 ? "" : l.clob.getSubString(l.pos, n);
+            if (s.length() > 1 && s.length() == n && n < remaining && Character.isHighSurrogate(s.charAt(n - 1))) {
+                s = s.substring(0, n - 1); // never split a surrogate pair across chunks
+            }
+            l.pos += s.length();
+            eof = l.pos - 1 >= l.length || s.isEmpty();
+            o.str(s).u8(eof ? 1 : 0);
+        } else {
+            byte[] b = n == 0 ? new byte[0] : l.blob.getBytes(l.pos, n);
+            l.pos += b.length;
+            eof = l.pos - 1 >= l.length || b.length == 0;
+            o.bytes(b).u8(eof ? 1 : 0);
+        }
+        if (eof) {
+            lobs.remove(id);
+            l.free();
+        }
+    }
+
+    private static boolean wantsKeys(String sql) {
+        String s = sql.stripLeading();
+        return s.regionMatches(true, 0, "INSERT", 0, 6) || s.regionMatches(true, 0, "MERGE", 0, 5);
+    }
+
+    private void hello(Wire.In in) throws SQLException, IOException {
+        int version = in.u16();
+        String token = in.str();
+        if (version != VERSION) {
+            throw new SQLException("unsupported protocol version " + version + " (server speaks " + VERSION + ")", STATE_PROTOCOL);
+        }
+        if (cfg.token != null && !cfg.token.isEmpty()) {
+            byte[] want = cfg.token.getBytes(StandardCharsets.UTF_8);
+            byte[] got = token == null ? new byte[0] : token.getBytes(StandardCharsets.UTF_8);
+            if (!MessageDigest.isEqual(want, got)) {
+                throw new SQLException("invalid bridge token", STATE_AUTH);
+            }
+        }
+        authenticated = true;
+        synchronized (this) {
+            notifyAll();
+        }
+        o.u16(VERSION).str("tidemark-jdbcbridge");
+    }
+
+    private void open(Wire.In in) throws SQLException, IOException {
+        if (conn != null) {
+            throw new SQLException("connection already open", STATE_PROTOCOL);
+        }
+        String url = in.str();
+        String user = in.str();
+        String password = in.str();
+        int n = in.i32();
+        Properties props = new Properties();
+        for (int i = 0; i < n; i++) {
+            String k = in.str();
+            String v = in.str();
+            props.setProperty(k, v);
+        }
+        String why = cfg.checkUrl(url, props);
+        if (why != null) {
+            throw new SQLException(why, STATE_REJECTED);
+        }
+        if (user != null) {
+            props.setProperty("user", user);
+        }
+        if (password != null) {
+            props.setProperty("password", password);
+        }
+        conn = DriverManager.getConnection(url, props);
+        conn.setAutoCommit(true);
+        defaultIsolation = conn.getTransactionIsolation();
+        String product = conn.getMetaData().getDatabaseProductName();
+        o.str(product).str(conn.getMetaData().getDatabaseProductVersion());
+    }
+}
