@@ -3,10 +3,76 @@ package postgres
 import "github.com/tidemarkdb/tidemark/core/dialect"
 
 // ddl returns the DDL templates of every standard script, keyed by script name.
-func ddl() map[string][]string { return nil }
+//
+// The statements are the spec's PostgreSQL blocks with every table name
+// replaced by its ${placeholder} and every derived index or constraint name
+// built from it (docs/spec-deviations.md lists where they differ from the
+// spec). The position objects are CACHE 1 sequences; the core checks their
+// cache size at startup and runs position.fix_cache only when it is not 1,
+// so the DDL carries no ALTER SEQUENCE.
+func ddl() map[string][]string {
+	out := make(map[string][]string, len(eventSourcingDDL)+len(messagingDDL)+len(cqrsSagaDDL))
+	for _, m := range []map[string][]string{eventSourcingDDL, messagingDDL, cqrsSagaDDL} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
 
 // queryColumns maps query-field kinds to column types and index statements.
-func queryColumns() dialect.QueryColumnTypes { return dialect.QueryColumnTypes{} }
+// Instants are TIMESTAMP(6) holding UTC, as the spec prescribes for every
+// engine.
+func queryColumns() dialect.QueryColumnTypes {
+	return dialect.QueryColumnTypes{
+		Types: map[dialect.QueryFieldKind]string{
+			dialect.KindText:    "VARCHAR(255)",
+			dialect.KindInteger: "BIGINT",
+			dialect.KindDecimal: "DECIMAL(${precision},${scale})",
+			dialect.KindDate:    "DATE",
+			dialect.KindTime:    "TIME(6)",
+			dialect.KindInstant: "TIMESTAMP(6)",
+			dialect.KindBoolean: "BOOLEAN",
+		},
+		Column:      "${column} ${type}",
+		Index:       "CREATE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
+		UniqueIndex: "CREATE UNIQUE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
+	}
+}
 
-// introspection returns the catalogue queries of this engine.
-func introspection() dialect.Introspection { return dialect.Introspection{} }
+// introspection returns the catalogue queries of this engine, restricted to
+// the connection's current schema. Names are bound as stored: unquoted
+// identifiers fold to lower case.
+//
+// Columns reports, for time and timestamp columns, the fractional-seconds
+// precision in numeric_scale. Indexes reads pg_index, so primary keys and
+// unique constraints (which PostgreSQL backs by unique indexes) are included,
+// INCLUDE columns count as index columns, and an expression's column_name is
+// NULL.
+func introspection() dialect.Introspection {
+	return dialect.Introspection{
+		TableExists: `SELECT 1 FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = #{table} AND c.relkind IN ('r', 'p')`,
+		SequenceExists: `SELECT 1 FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = current_schema() AND c.relname = #{sequence} AND c.relkind = 'S'`,
+		Columns: `SELECT column_name, UPPER(data_type) AS data_type,
+       character_maximum_length AS char_length, numeric_precision,
+       COALESCE(numeric_scale, datetime_precision) AS numeric_scale,
+       is_nullable = 'YES' AS nullable
+FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = #{table}
+ORDER BY ordinal_position`,
+		Indexes: `SELECT ic.relname AS index_name, a.attname AS column_name,
+       ix.indisunique AS is_unique, k.ord AS ordinal
+FROM pg_catalog.pg_index ix
+JOIN pg_catalog.pg_class t ON t.oid = ix.indrelid
+JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
+JOIN pg_catalog.pg_class ic ON ic.oid = ix.indexrelid
+CROSS JOIN LATERAL unnest(ix.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+LEFT JOIN pg_catalog.pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum AND k.attnum > 0
+WHERE n.nspname = current_schema() AND t.relname = #{table}
+ORDER BY ic.relname, k.ord`,
+	}
+}

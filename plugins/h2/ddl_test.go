@@ -1,0 +1,18 @@
+package h2
+
+import (
+	"testing"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/internal/ddlgolden"
+)
+
+func TestDDLMatchesSpec(t *testing.T) {
+	c := dialect.Catalogue{
+		Identity:      dialect.Identity{Name: "h2"},
+		Scripts:       dialect.Scripts(dialect.ObjectTable, ddl()),
+		QueryColumns:  queryColumns(),
+		Introspection: introspection(),
+	}
+	ddlgolden.Check(t, c, "testdata/golden")
+}

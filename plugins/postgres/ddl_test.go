@@ -1,0 +1,18 @@
+package postgres
+
+import (
+	"testing"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/internal/ddlgolden"
+)
+
+func TestDDLMatchesSpec(t *testing.T) {
+	c := dialect.Catalogue{
+		Identity:      dialect.Identity{Name: "postgres"},
+		Scripts:       dialect.Scripts(dialect.ObjectSequence, ddl()),
+		QueryColumns:  queryColumns(),
+		Introspection: introspection(),
+	}
+	ddlgolden.Check(t, c, "testdata/golden")
+}

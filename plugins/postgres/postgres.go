@@ -1,0 +1,110 @@
+// Package postgres is Tidemark's PostgreSQL dialect: the spec's PostgreSQL
+// DDL, the SEQUENCE_XID_HORIZON position strategy and PostgreSQL's error
+// codes. It describes; the core executes.
+package postgres
+
+import (
+	"context"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// Version is the plugin's own version.
+const Version = "0.1.0"
+
+// Postgres is the PostgreSQL dialect.
+type Postgres struct{}
+
+var _ dialect.Dialect = (*Postgres)(nil)
+
+// New returns the PostgreSQL dialect.
+func New() *Postgres { return &Postgres{} }
+
+// Describe returns the catalogue.
+func (*Postgres) Describe(context.Context, dialect.DescribeRequest) (dialect.DescribeResponse, error) {
+	return dialect.DescribeResponse{Catalogue: Catalogue()}, nil
+}
+
+// eventColumns is the read order every event read returns.
+const eventColumns = `id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position`
+
+// Catalogue is the PostgreSQL catalogue.
+func Catalogue() dialect.Catalogue {
+	return dialect.Catalogue{
+		Identity: dialect.Identity{
+			Name:                "postgres",
+			Version:             Version,
+			ContractVersion:     dialect.ContractVersion,
+			ServerVersions:      "PostgreSQL 13 or later (pg_current_xact_id)",
+			DriverName:          "pgx",
+			Drivers:             []string{"pgx", "postgres"},
+			DSNHint:             "postgres://user:password@127.0.0.1:5432/db?sslmode=disable",
+			Placeholder:         dialect.PlaceholderDollar,
+			QuoteOpen:           `"`,
+			QuoteClose:          `"`,
+			MaxIdentifierLength: 63,
+			FoldsUnquotedTo:     "lower",
+		},
+		Positions:  dialect.SequenceXIDHorizon,
+		Scripts:    dialect.Scripts(dialect.ObjectSequence, ddl()),
+		Statements: statements(),
+		EventInsert: dialect.RowInsert{
+			Head: `INSERT INTO ${event_store_table} (` + eventColumns + `) VALUES `,
+			// pg_current_xact_id() assigns the transaction id before nextval
+			// is evaluated (CASE evaluates its condition first), so every
+			// position is drawn by a transaction that already has its id.
+			Row:              `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('${event_store_global_position_table}') END)`,
+			Tail:             ` RETURNING global_position`,
+			ReturnsPositions: true,
+		},
+		Locks: dialect.LockForms{ForUpdate: " FOR UPDATE", SkipLocked: true, Now: "now()"},
+		Errors: []dialect.ErrorRule{
+			{Class: dialect.ErrDuplicateEventID, SQLState: "23505", MessagePattern: `_pkey"`},
+			{Class: dialect.ErrUniqueViolation, SQLState: "23505"},
+			{Class: dialect.ErrForeignKeyViolation, SQLState: "23503"},
+			{Class: dialect.ErrDeadlock, SQLState: "40P01"},
+			{Class: dialect.ErrSerializationFailure, SQLState: "40001"},
+			{Class: dialect.ErrLockTimeout, SQLState: "55P03"},
+			{Class: dialect.ErrQueryCanceled, SQLState: "57014"},
+			{Class: dialect.ErrUndefinedTable, SQLState: "42P01"},
+			{Class: dialect.ErrConnectionLost, SQLState: "08*"},
+			{Class: dialect.ErrConnectionLost, SQLState: "57P01"},
+		},
+		Introspection: introspection(),
+		QueryColumns:  queryColumns(),
+	}
+}
+
+func statements() map[dialect.StatementID]string {
+	return map[dialect.StatementID]string{
+		dialect.PartitionSeed:       `INSERT INTO ${partition_metadata_table} (id, partitions) VALUES (1, #{partitions}) ON CONFLICT (id) DO NOTHING`,
+		dialect.PartitionRead:       `SELECT partitions FROM ${partition_metadata_table} WHERE id = 1`,
+		dialect.PositionCacheSize:   `SELECT cache_size FROM pg_sequences WHERE schemaname = current_schema() AND sequencename = lower('${position_table}')`,
+		dialect.PositionFixCache:    `ALTER SEQUENCE ${position_table} CACHE 1`,
+		dialect.StreamVersion:       `SELECT MAX(sequence_no) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}`,
+		dialect.EventStream:         `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND sequence_no > #{after_sequence} ORDER BY sequence_no`,
+		dialect.EventRange:          `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position LIMIT #{limit}`,
+		dialect.EventPartitionRange: `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position LIMIT #{limit}`,
+		dialect.SnapshotInsert:      `INSERT INTO ${aggregate_snapshots_table} (id, aggregate_id, aggregate_type, sequence_no, snapshot_version, payload, created_at) VALUES (#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{snapshot_version}, #{payload}, #{created_at})`,
+		dialect.SnapshotLatest:      `SELECT sequence_no, payload, created_at FROM ${aggregate_snapshots_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND snapshot_version = #{snapshot_version} ORDER BY sequence_no DESC LIMIT 1`,
+
+		dialect.HWMSeed: `INSERT INTO ${high_water_mark_store_table} (topic_name, high_water_mark) VALUES (#{topic}, 0) ON CONFLICT (topic_name) DO NOTHING`,
+		dialect.HWMRead: `SELECT high_water_mark, pending_end, pending_horizon, lease_owner FROM ${high_water_mark_store_table} WHERE topic_name = #{topic}`,
+		dialect.HWMAcquire: `UPDATE ${high_water_mark_store_table} SET lease_owner = #{owner}, lease_expires_at = clock_timestamp() + #{lease_millis} * interval '1 millisecond' ` +
+			`WHERE topic_name = #{topic} AND (lease_owner IS NULL OR lease_owner = #{owner} OR lease_expires_at IS NULL OR lease_expires_at < clock_timestamp())`,
+		dialect.HWMRelease: `UPDATE ${high_water_mark_store_table} SET lease_owner = NULL, lease_expires_at = NULL WHERE topic_name = #{topic} AND lease_owner = #{owner}`,
+		dialect.HWMAdvance: `UPDATE ${high_water_mark_store_table} SET high_water_mark = #{mark}, pending_end = NULL, pending_horizon = NULL ` +
+			`WHERE topic_name = #{topic} AND lease_owner = #{owner} AND lease_expires_at >= clock_timestamp() AND high_water_mark < #{mark}`,
+		dialect.HWMSetPending: `UPDATE ${high_water_mark_store_table} SET pending_end = #{pending_end}, pending_horizon = #{pending_horizon} ` +
+			`WHERE topic_name = #{topic} AND lease_owner = #{owner} AND lease_expires_at >= clock_timestamp()`,
+		dialect.HWMClearPending: `UPDATE ${high_water_mark_store_table} SET pending_end = NULL, pending_horizon = NULL ` +
+			`WHERE topic_name = #{topic} AND lease_owner = #{owner} AND lease_expires_at >= clock_timestamp()`,
+		// Reading the sequence relation is not transactional: it shows the
+		// last value any session drew (CACHE 1), committed or not.
+		dialect.CommittedEnd:     `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${position_table}`,
+		dialect.CurrentXID:       `SELECT pg_current_xact_id()::text::bigint`,
+		dialect.OldestRunningXID: `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`,
+		dialect.HWMNotify:        `SELECT pg_notify('tidemark_hwm', #{topic})`,
+		dialect.DatabaseNow:      `SELECT clock_timestamp()`,
+	}
+}
