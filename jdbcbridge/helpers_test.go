@@ -117,4 +117,3 @@ func mustExec(tb testing.TB, db interface {
 	}
 	return r
 }
-

@@ -6,6 +6,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -198,6 +199,9 @@ func (r *rows) Next(dest []driver.Value) error {
 	return nil
 }
 
+// lobChunks counts LOB chunk round trips (tests check that the chunked path is exercised).
+var lobChunks atomic.Int64
+
 // readLob fetches a large object in chunks.
 func (r *rows) readLob(ref lobRef) (any, error) {
 	var sb strings.Builder
@@ -210,6 +214,7 @@ func (r *rows) readLob(ref lobRef) (any, error) {
 	batch := r.batch
 	defer func() { r.batch = batch }()
 	for {
+		lobChunks.Add(1)
 		e := r.c.start(opLobRead)
 		e.i32(ref.id)
 		e.i32(1 << 20)
