@@ -169,7 +169,11 @@ type ErrorClass string
 
 // Error classes.
 const (
-	ErrUniqueViolation      ErrorClass = "unique_violation"
+	ErrUniqueViolation ErrorClass = "unique_violation"
+	// ErrDuplicateEventID is a unique violation of an event table's primary
+	// key (the event id), told apart from a sequence conflict by the rule's
+	// message or constraint pattern.
+	ErrDuplicateEventID     ErrorClass = "duplicate_event_id"
 	ErrForeignKeyViolation  ErrorClass = "foreign_key_violation"
 	ErrDeadlock             ErrorClass = "deadlock"
 	ErrLockTimeout          ErrorClass = "lock_timeout"

@@ -198,7 +198,12 @@ func describePlugin(ctx context.Context, client *plugin.Client, loc located, opt
 	select {
 	case s = <-ch:
 	case <-ctx.Done():
-		client.Kill()
+		// Start may still be between fork and handshake: stop the process
+		// once it has finished, so none is left behind.
+		go func() {
+			<-ch
+			client.Kill()
+		}()
 		return nil, fmt.Errorf("dialect plugin %s: %w", loc.path, ctx.Err())
 	}
 	if s.err != nil {

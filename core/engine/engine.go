@@ -1,0 +1,234 @@
+// Package engine binds a dialect's catalogue to a database: it resolves and
+// validates table names, creates or verifies the schema, seeds the rows the
+// core owns, and compiles (and prepares) every statement once, so the hot
+// path runs plain SQL with no plugin call.
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/schema"
+	"github.com/tidemarkdb/tidemark/core/sqlerr"
+)
+
+// DefaultPartitions is the partition count used when Config.Partitions is 0.
+const DefaultPartitions = 16
+
+// EventStoreTopic is the high-water-mark row of the event store.
+const EventStoreTopic = "event-store"
+
+// Config configures an Engine.
+type Config struct {
+	// Names configures prefixes, overrides and per-aggregate tables.
+	Names schema.Config
+	// Modes is the schema switch per area; a missing area means Always.
+	Modes map[dialect.Area]schema.Mode
+	// QueryTables are created (or checked) with the cqrs area.
+	QueryTables []schema.QueryTable
+	// Partitions is the fixed partition count N (default 16). It is seeded
+	// on first start and verified on every later one.
+	Partitions int
+}
+
+// Engine is a catalogue bound to one database.
+type Engine struct {
+	DB         *sql.DB
+	Cat        *dialect.Catalogue
+	Names      *schema.Names
+	Errors     *sqlerr.Classifier
+	Partitions int
+
+	mu       sync.Mutex
+	compiled map[string]dialect.Compiled
+	prepared map[string]*sql.Stmt
+}
+
+// PartitionMismatchError is returned when the configured partition count
+// differs from the persisted one.
+type PartitionMismatchError struct {
+	Table      string
+	Persisted  int
+	Configured int
+}
+
+func (e *PartitionMismatchError) Error() string {
+	return fmt.Sprintf("partition count mismatch: %s holds %d partitions but %d are configured; the count is fixed once initialised (configure %d, or use a new database)",
+		e.Table, e.Persisted, e.Configured, e.Persisted)
+}
+
+// ErrPartitionMismatch is wrapped by *PartitionMismatchError.
+var ErrPartitionMismatch = errors.New("partition count mismatch")
+
+// Unwrap makes errors.Is(err, ErrPartitionMismatch) hold.
+func (e *PartitionMismatchError) Unwrap() error { return ErrPartitionMismatch }
+
+// SequenceCacheError is returned when a position sequence is not CACHE 1.
+type SequenceCacheError struct {
+	Sequence string
+	Cache    int64
+}
+
+func (e *SequenceCacheError) Error() string {
+	return fmt.Sprintf("sequence %s has CACHE %d but must be CACHE 1, or the high-water mark could pass positions still reserved by a session; fix: ALTER SEQUENCE %s CACHE 1; then restart every application that appends events",
+		e.Sequence, e.Cache, e.Sequence)
+}
+
+// ErrSequenceCache is wrapped by *SequenceCacheError.
+var ErrSequenceCache = errors.New("position sequence cache is not 1")
+
+// Unwrap makes errors.Is(err, ErrSequenceCache) hold.
+func (e *SequenceCacheError) Unwrap() error { return ErrSequenceCache }
+
+// Validate checks that a catalogue carries what the core needs.
+func Validate(cat *dialect.Catalogue) error {
+	var missing []string
+	for _, id := range dialect.RequiredStatements(cat.Positions) {
+		if strings.TrimSpace(cat.Statements[id]) == "" {
+			missing = append(missing, string(id))
+		}
+	}
+	if cat.Positions != dialect.SequenceXIDHorizon && cat.Positions != dialect.CounterRow {
+		missing = append(missing, "positions (unknown strategy "+string(cat.Positions)+")")
+	}
+	if cat.EventInsert.Head == "" || cat.EventInsert.Row == "" {
+		missing = append(missing, "event_insert")
+	}
+	for _, sc := range cat.Scripts {
+		if len(sc.Statements) == 0 {
+			missing = append(missing, "script "+sc.Name)
+		}
+	}
+	if len(cat.Scripts) == 0 {
+		missing = append(missing, "scripts")
+	}
+	if cat.Introspection.TableExists == "" {
+		missing = append(missing, "introspection.table_exists")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("dialect %s: catalogue incomplete: %s", cat.Identity.Name, strings.Join(missing, ", "))
+	}
+	if cat.Identity.ContractVersion != dialect.ContractVersion {
+		return fmt.Errorf("dialect %s speaks contract %d, this core speaks %d", cat.Identity.Name, cat.Identity.ContractVersion, dialect.ContractVersion)
+	}
+	return nil
+}
+
+// Open binds cat to db: resolves names, creates the schema of every area
+// whose mode is Always (verifies the others), seeds the core's own rows and
+// checks the partition count and position sequences.
+func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*Engine, error) {
+	if err := Validate(&cat); err != nil {
+		return nil, err
+	}
+	names, err := schema.Resolve(cfg.Names)
+	if err != nil {
+		return nil, err
+	}
+	classifier, err := sqlerr.NewClassifier(cat.Errors)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{DB: db, Cat: &cat, Names: names, Errors: classifier, Partitions: cfg.Partitions,
+		compiled: map[string]dialect.Compiled{}, prepared: map[string]*sql.Stmt{}}
+	if e.Partitions == 0 {
+		e.Partitions = DefaultPartitions
+	}
+	if e.Partitions < 1 || e.Partitions > 32767 {
+		return nil, fmt.Errorf("partition count %d is out of range 1..32767", e.Partitions)
+	}
+	if err := e.ensureSchema(ctx, cfg); err != nil {
+		return nil, err
+	}
+	if err := e.seed(ctx, cfg); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Engine) ensureSchema(ctx context.Context, cfg Config) error {
+	prefix := cfg.Names.Prefixes[dialect.AreaCQRS]
+	steps, err := schema.Plan(e.Cat, e.Names, cfg.QueryTables, prefix)
+	if err != nil {
+		return err
+	}
+	if err := schema.Apply(ctx, e.DB, steps, cfg.Modes); err != nil {
+		return err
+	}
+	never := map[dialect.Area]bool{}
+	for a, m := range cfg.Modes {
+		if m == schema.Never {
+			never[a] = true
+		}
+	}
+	return schema.Verify(ctx, e.DB, e.Cat, schema.Objects(e.Cat, e.Names), never)
+}
+
+// seed inserts the rows the core owns (never overwriting) and verifies them.
+func (e *Engine) seed(ctx context.Context, cfg Config) error {
+	if _, err := e.Exec(ctx, e.DB, dialect.PartitionSeed, nil, map[string]any{"partitions": e.Partitions}); err != nil {
+		return fmt.Errorf("seeding partition metadata: %w", err)
+	}
+	var persisted int
+	if err := e.QueryRow(ctx, e.DB, dialect.PartitionRead, nil, nil).Scan(&persisted); err != nil {
+		return fmt.Errorf("reading partition metadata: %w", err)
+	}
+	if persisted != e.Partitions {
+		return &PartitionMismatchError{Table: e.Names.Shared["partition_metadata_table"], Persisted: persisted, Configured: e.Partitions}
+	}
+	for _, pos := range []string{"event_store_global_position_table", "event_capture_global_position_table"} {
+		tables := map[string]string{"position_table": e.Names.Shared[pos]}
+		switch e.Cat.Positions {
+		case dialect.CounterRow:
+			if _, err := e.Exec(ctx, e.DB, dialect.PositionSeed, tables, nil); err != nil {
+				return fmt.Errorf("seeding %s: %w", tables["position_table"], err)
+			}
+		case dialect.SequenceXIDHorizon:
+			fix := cfg.Modes[dialect.AreaEventSourcing] != schema.Never
+			if pos == "event_capture_global_position_table" {
+				fix = cfg.Modes[dialect.AreaMessaging] != schema.Never
+			}
+			if err := e.checkSequenceCache(ctx, tables, fix); err != nil && fix {
+				return err
+			}
+		}
+	}
+	if _, err := e.Exec(ctx, e.DB, dialect.HWMSeed, nil, map[string]any{"topic": EventStoreTopic}); err != nil {
+		return fmt.Errorf("seeding high-water mark: %w", err)
+	}
+	return nil
+}
+
+// CheckSequenceCache returns a *SequenceCacheError when the event store's
+// position sequence is not CACHE 1 (SequenceXIDHorizon dialects only).
+func (e *Engine) CheckSequenceCache(ctx context.Context) error {
+	if e.Cat.Positions != dialect.SequenceXIDHorizon {
+		return nil
+	}
+	return e.checkSequenceCache(ctx, map[string]string{"position_table": e.Names.Shared["event_store_global_position_table"]}, false)
+}
+
+// checkSequenceCache reads the cache size and, when fix is set, runs the
+// ALTER only if it is not already 1 (ALTER SEQUENCE rewrites the sequence and
+// discards other sessions' cached values).
+func (e *Engine) checkSequenceCache(ctx context.Context, tables map[string]string, fix bool) error {
+	var size sql.NullInt64
+	if err := e.QueryRow(ctx, e.DB, dialect.PositionCacheSize, tables, nil).Scan(&size); err != nil {
+		return fmt.Errorf("reading cache size of %s: %w", tables["position_table"], err)
+	}
+	if size.Valid && size.Int64 == 1 {
+		return nil
+	}
+	if !fix {
+		return &SequenceCacheError{Sequence: tables["position_table"], Cache: size.Int64}
+	}
+	if _, err := e.Exec(ctx, e.DB, dialect.PositionFixCache, tables, nil); err != nil {
+		return fmt.Errorf("setting %s to CACHE 1: %w", tables["position_table"], err)
+	}
+	return nil
+}

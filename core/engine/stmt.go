@@ -1,0 +1,164 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// Querier is what statements run on: *sql.DB, *sql.Tx or *sql.Conn.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func cacheKey(id string, tables map[string]string) string {
+	if len(tables) == 0 {
+		return id
+	}
+	keys := make([]string, 0, len(tables))
+	for k := range tables {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(id)
+	for _, k := range keys {
+		b.WriteString("|" + k + "=" + tables[k])
+	}
+	return b.String()
+}
+
+// Compile returns the statement id filled with the shared names plus
+// tables (per-table placeholders such as event_store_table or
+// position_table), compiled to the dialect's placeholders. Results are cached.
+func (e *Engine) Compile(id dialect.StatementID, tables map[string]string) (dialect.Compiled, error) {
+	key := cacheKey(string(id), tables)
+	e.mu.Lock()
+	c, ok := e.compiled[key]
+	e.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	tmpl, ok := e.Cat.Statements[id]
+	if !ok || tmpl == "" {
+		return dialect.Compiled{}, fmt.Errorf("dialect %s has no statement %s", e.Cat.Identity.Name, id)
+	}
+	c, err := e.CompileText(tmpl, tables)
+	if err != nil {
+		return c, fmt.Errorf("statement %s: %w", id, err)
+	}
+	e.mu.Lock()
+	e.compiled[key] = c
+	e.mu.Unlock()
+	return c, nil
+}
+
+// CompileText fills and compiles an arbitrary catalogue template.
+func (e *Engine) CompileText(tmpl string, tables map[string]string) (dialect.Compiled, error) {
+	vals := make(map[string]string, len(e.Names.Shared)+len(tables))
+	for k, v := range e.Names.Shared {
+		vals[k] = v
+	}
+	for k, v := range tables {
+		vals[k] = v
+	}
+	filled, err := dialect.Fill(tmpl, vals)
+	if err != nil {
+		return dialect.Compiled{}, err
+	}
+	return dialect.Compile(filled, e.Cat.Identity.Placeholder), nil
+}
+
+// Prepared returns a statement prepared once on the engine's *sql.DB. Use
+// tx.StmtContext to run it inside a transaction.
+func (e *Engine) Prepared(ctx context.Context, key, query string) (*sql.Stmt, error) {
+	e.mu.Lock()
+	st, ok := e.prepared[key]
+	e.mu.Unlock()
+	if ok {
+		return st, nil
+	}
+	st, err := e.DB.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	if prev, ok := e.prepared[key]; ok {
+		e.mu.Unlock()
+		st.Close()
+		return prev, nil
+	}
+	e.prepared[key] = st
+	e.mu.Unlock()
+	return st, nil
+}
+
+// Close releases prepared statements (not the *sql.DB, which is the caller's).
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for k, st := range e.prepared {
+		st.Close()
+		delete(e.prepared, k)
+	}
+	return nil
+}
+
+func (e *Engine) bind(id dialect.StatementID, tables map[string]string, args map[string]any) (string, []any, error) {
+	c, err := e.Compile(id, tables)
+	if err != nil {
+		return "", nil, err
+	}
+	a, err := c.Args(args)
+	if err != nil {
+		return "", nil, fmt.Errorf("statement %s: %w", id, err)
+	}
+	return c.SQL, a, nil
+}
+
+// Exec runs statement id on q.
+func (e *Engine) Exec(ctx context.Context, q Querier, id dialect.StatementID, tables map[string]string, args map[string]any) (sql.Result, error) {
+	s, a, err := e.bind(id, tables, args)
+	if err != nil {
+		return nil, err
+	}
+	return q.ExecContext(ctx, s, a...)
+}
+
+// Query runs statement id on q and returns its rows.
+func (e *Engine) Query(ctx context.Context, q Querier, id dialect.StatementID, tables map[string]string, args map[string]any) (*sql.Rows, error) {
+	s, a, err := e.bind(id, tables, args)
+	if err != nil {
+		return nil, err
+	}
+	return q.QueryContext(ctx, s, a...)
+}
+
+// errRow is a *sql.Row stand-in carrying a bind error to Scan.
+type errRow struct{ err error }
+
+// Scan returns the bind error.
+func (r errRow) Scan(...any) error { return r.err }
+
+// Row is what QueryRow returns: *sql.Row or a bind error.
+type Row interface{ Scan(dest ...any) error }
+
+// QueryRow runs statement id on q and returns its single row.
+func (e *Engine) QueryRow(ctx context.Context, q Querier, id dialect.StatementID, tables map[string]string, args map[string]any) Row {
+	s, a, err := e.bind(id, tables, args)
+	if err != nil {
+		return errRow{err}
+	}
+	return q.QueryRowContext(ctx, s, a...)
+}
+
+// Has reports whether the catalogue carries a non-empty statement id.
+func (e *Engine) Has(id dialect.StatementID) bool {
+	return strings.TrimSpace(e.Cat.Statements[id]) != ""
+}

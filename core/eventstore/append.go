@@ -1,0 +1,287 @@
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// insertChunk bounds the rows of one INSERT (bind-parameter limits).
+const insertChunk = 500
+
+// anyRetries bounds internal retries of an Any append that lost a race.
+const anyRetries = 16
+
+type row struct {
+	table string
+	vals  map[string]any
+	index int // position in the append's event order
+}
+
+// Append appends streams in one transaction of its own: all or nothing.
+func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error) {
+	for attempt := 0; ; attempt++ {
+		tx, err := s.e.DB.BeginTx(ctx, nil)
+		if err != nil {
+			return Appended{}, err
+		}
+		res, err := s.append(ctx, tx, streams)
+		if err != nil {
+			_ = tx.Rollback()
+			var ce *ConcurrencyError
+			if errors.As(err, &ce) && ce.Expected == Any && attempt < anyRetries {
+				continue // an Any append only lost the race for the next sequence number
+			}
+			return Appended{}, err
+		}
+		if err := tx.Commit(); err != nil {
+			return Appended{}, s.translate(ctx, err, streams, "")
+		}
+		s.nudge()
+		return res, nil
+	}
+}
+
+// AppendTx appends streams inside the caller's transaction, so the caller's
+// own writes commit with the events. On error the caller must roll back
+// (on some engines the transaction is already aborted).
+func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Appended, error) {
+	res, err := s.append(ctx, tx, streams)
+	if err == nil {
+		s.afterCommit(tx)
+	}
+	return res, err
+}
+
+func streamKey(t, id string) string { return t + "/" + id }
+
+func (s *Store) append(ctx context.Context, tx *sql.Tx, streams []Stream) (Appended, error) {
+	res := Appended{Versions: map[string]int64{}}
+	var rows []row
+	now := time.Now().UTC()
+	for _, st := range streams {
+		if err := checkKey("aggregate id", st.AggregateID, false); err != nil {
+			return res, err
+		}
+		if err := checkKey("aggregate type", st.AggregateType, false); err != nil {
+			return res, err
+		}
+		if len(st.Events) == 0 {
+			continue
+		}
+		table := s.eventTable(st.AggregateType)
+		actual, err := s.streamVersion(ctx, tx, table, st.AggregateID)
+		if err != nil {
+			return res, err
+		}
+		if !versionMatches(st.Expected, actual) {
+			return res, &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
+		}
+		part := PartitionKey(st.AggregateID, s.e.Partitions)
+		seq := actual
+		for i, ev := range st.Events {
+			if err := checkEvent(i, ev); err != nil {
+				return res, err
+			}
+			id := ev.ID
+			if id == "" {
+				u, err := uuid.NewV7()
+				if err != nil {
+					return res, err
+				}
+				id = u.String()
+			} else if _, err := uuid.Parse(id); err != nil {
+				return res, &InvalidEventError{Field: fmt.Sprintf("event %d id", i), Reason: "is not a UUID"}
+			}
+			at := ev.OccurredAt
+			if at.IsZero() {
+				at = now
+			}
+			seq++
+			var meta any
+			if ev.Metadata != nil {
+				meta = string(ev.Metadata)
+			}
+			rows = append(rows, row{table: table, index: len(rows), vals: map[string]any{
+				"id": id, "aggregate_id": st.AggregateID, "aggregate_type": st.AggregateType,
+				"sequence_no": seq, "event_type": ev.Type, "event_revision": ev.Revision,
+				"payload": string(ev.Payload), "metadata": meta, "occurred_at": at.UTC(),
+				"partition_key": part,
+			}})
+		}
+		res.Versions[streamKey(st.AggregateType, st.AggregateID)] = seq
+	}
+	if len(rows) == 0 {
+		return res, nil
+	}
+	res.Positions = make([]int64, len(rows))
+	// Lock the counter as late as possible: after every read of the append.
+	if s.e.Cat.Positions == dialect.CounterRow {
+		end, err := s.allocate(ctx, tx, len(rows))
+		if err != nil {
+			return res, err
+		}
+		for i := range rows {
+			p := end - int64(len(rows)) + int64(i) + 1
+			rows[i].vals["global_position"] = p
+			res.Positions[i] = p
+		}
+	}
+	// One multi-row INSERT per table and chunk, in append order.
+	for start := 0; start < len(rows); {
+		end := start + 1
+		for end < len(rows) && end-start < insertChunk && rows[end].table == rows[start].table {
+			end++
+		}
+		if err := s.insert(ctx, tx, rows[start:end], res.Positions); err != nil {
+			return res, s.translate(ctx, err, streams, rows[start].table)
+		}
+		start = end
+	}
+	return res, nil
+}
+
+func versionMatches(expected ExpectedVersion, actual int64) bool {
+	switch expected {
+	case Any:
+		return true
+	case NoStream:
+		return actual == -1
+	case StreamExists:
+		return actual >= 0
+	}
+	return int64(expected) == actual
+}
+
+func (s *Store) streamVersion(ctx context.Context, q queryer, table, id string) (int64, error) {
+	var v sql.NullInt64
+	err := s.e.QueryRow(ctx, q, dialect.StreamVersion, map[string]string{"event_store_table": table}, map[string]any{"aggregate_id": id}).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("reading stream version: %w", err)
+	}
+	if !v.Valid {
+		return -1, nil
+	}
+	return v.Int64, nil
+}
+
+func (s *Store) allocate(ctx context.Context, tx *sql.Tx, n int) (int64, error) {
+	tables := map[string]string{"position_table": s.e.Names.Shared["event_store_global_position_table"]}
+	args := map[string]any{"count": n}
+	var end int64
+	if !s.e.Has(dialect.PositionAllocated) {
+		if err := s.e.QueryRow(ctx, tx, dialect.PositionAllocate, tables, args).Scan(&end); err != nil {
+			return 0, fmt.Errorf("allocating positions: %w", err)
+		}
+		return end, nil
+	}
+	if _, err := s.e.Exec(ctx, tx, dialect.PositionAllocate, tables, args); err != nil {
+		return 0, fmt.Errorf("allocating positions: %w", err)
+	}
+	if err := s.e.QueryRow(ctx, tx, dialect.PositionAllocated, tables, args).Scan(&end); err != nil {
+		return 0, fmt.Errorf("reading allocated positions: %w", err)
+	}
+	return end, nil
+}
+
+var rowParams = []string{"id", "aggregate_id", "aggregate_type", "sequence_no", "event_type", "event_revision", "payload", "metadata", "occurred_at", "partition_key", "global_position"}
+
+func (s *Store) insert(ctx context.Context, tx *sql.Tx, rows []row, positions []int64) error {
+	ins := s.e.Cat.EventInsert
+	key := fmt.Sprintf("insert|%s|%d", rows[0].table, len(rows))
+	tmpl := ins.Head + strings.TrimSuffix(strings.Repeat(ins.Row+", ", len(rows)), ", ") + ins.Tail
+	c, err := s.e.CompileText(tmpl, map[string]string{"event_store_table": rows[0].table})
+	if err != nil {
+		return err
+	}
+	args := make([]any, 0, len(c.Params))
+	perRow := len(c.Params) / len(rows)
+	for i, p := range c.Params {
+		v, ok := rows[i/perRow].vals[p]
+		if !ok {
+			return fmt.Errorf("event insert parameter #{%s} is not one of %v", p, rowParams)
+		}
+		args = append(args, v)
+	}
+	st, err := s.e.Prepared(ctx, key, c.SQL)
+	if err != nil {
+		return err
+	}
+	st = tx.StmtContext(ctx, st)
+	if !ins.ReturnsPositions {
+		_, err = st.ExecContext(ctx, args...)
+		return err
+	}
+	rs, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	i := 0
+	for rs.Next() {
+		if i >= len(rows) {
+			return errors.New("event insert returned more positions than rows")
+		}
+		if err := rs.Scan(&positions[rows[i].index]); err != nil {
+			return err
+		}
+		i++
+	}
+	if err := rs.Err(); err != nil {
+		return err
+	}
+	if i != len(rows) {
+		return fmt.Errorf("event insert returned %d positions for %d rows", i, len(rows))
+	}
+	return nil
+}
+
+// translate turns a unique violation into the typed error the caller
+// branches on. The actual version is read outside the (possibly aborted)
+// transaction, from committed state: the conflicting append has committed by
+// the time the database reports the violation.
+func (s *Store) translate(ctx context.Context, err error, streams []Stream, table string) error {
+	switch s.e.Errors.Classify(err) {
+	case dialect.ErrDuplicateEventID:
+		return &DuplicateEventError{Table: table, Cause: err}
+	case dialect.ErrUniqueViolation:
+		for _, st := range streams {
+			t := s.eventTable(st.AggregateType)
+			if table != "" && t != table {
+				continue
+			}
+			actual, verr := s.streamVersion(ctx, s.e.DB, t, st.AggregateID)
+			if verr != nil {
+				continue
+			}
+			if want, ok := expectedAfterConflict(st); ok && want != actual || !ok {
+				return &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
+			}
+		}
+		if len(streams) == 1 {
+			actual, _ := s.streamVersion(ctx, s.e.DB, s.eventTable(streams[0].AggregateType), streams[0].AggregateID)
+			return &ConcurrencyError{AggregateType: streams[0].AggregateType, AggregateID: streams[0].AggregateID, Expected: streams[0].Expected, Actual: actual}
+		}
+	}
+	return err
+}
+
+// expectedAfterConflict is the version the stream would have had if the
+// append had not raced: a stream whose version differs from it is the one
+// that conflicted.
+func expectedAfterConflict(st Stream) (int64, bool) {
+	switch st.Expected {
+	case NoStream:
+		return -1, true
+	case Any, StreamExists:
+		return 0, false
+	}
+	return int64(st.Expected), true
+}

@@ -1,0 +1,218 @@
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+)
+
+// Load reads an aggregate's events with sequence_no > afterSequence (use -1
+// for the whole stream), in sequence order.
+func (s *Store) Load(ctx context.Context, aggregateType, aggregateID string, afterSequence int64) ([]Recorded, error) {
+	rows, err := s.e.Query(ctx, s.e.DB, dialect.EventStream,
+		map[string]string{"event_store_table": s.eventTable(aggregateType)},
+		map[string]any{"aggregate_id": aggregateID, "aggregate_type": aggregateType, "after_sequence": afterSequence})
+	if err != nil {
+		return nil, fmt.Errorf("loading %s %q: %w", aggregateType, aggregateID, err)
+	}
+	return scanEvents(rows)
+}
+
+// Mark returns the event store's high-water mark: every position at or below
+// it is committed or abandoned for good.
+func (s *Store) Mark(ctx context.Context) (int64, error) {
+	return ReadMark(ctx, s.e, engine.EventStoreTopic)
+}
+
+// ReadMark reads a topic's high-water mark.
+func ReadMark(ctx context.Context, e *engine.Engine, topic string) (int64, error) {
+	var mark int64
+	var pendingEnd, pendingHorizon sql.NullInt64
+	var owner sql.NullString
+	err := e.QueryRow(ctx, e.DB, dialect.HWMRead, nil, map[string]any{"topic": topic}).Scan(&mark, &pendingEnd, &pendingHorizon, &owner)
+	if err != nil {
+		return 0, fmt.Errorf("reading high-water mark of %s: %w", topic, err)
+	}
+	return mark, nil
+}
+
+// ReadAll reads up to limit events of every event table with global position
+// in (after, mark], merged in global order. It never returns an event above
+// the high-water mark.
+func (s *Store) ReadAll(ctx context.Context, after int64, limit int) ([]Recorded, error) {
+	return s.read(ctx, -1, after, limit)
+}
+
+// ReadPartition is ReadAll restricted to one partition.
+func (s *Store) ReadPartition(ctx context.Context, partition int, after int64, limit int) ([]Recorded, error) {
+	if partition < 0 || partition >= s.e.Partitions {
+		return nil, fmt.Errorf("partition %d is out of range 0..%d", partition, s.e.Partitions-1)
+	}
+	return s.read(ctx, partition, after, limit)
+}
+
+// ReadUpTo reads like ReadAll but with an explicit upper bound, which must
+// not exceed the mark (used by followers that already know it).
+func (s *Store) ReadUpTo(ctx context.Context, after, upto int64, limit int) ([]Recorded, error) {
+	return s.readRange(ctx, -1, after, upto, limit)
+}
+
+func (s *Store) read(ctx context.Context, partition int, after int64, limit int) ([]Recorded, error) {
+	mark, err := s.Mark(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.readRange(ctx, partition, after, mark, limit)
+}
+
+func (s *Store) readRange(ctx context.Context, partition int, after, upto int64, limit int) ([]Recorded, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	if upto <= after {
+		return nil, nil
+	}
+	id := dialect.EventRange
+	args := map[string]any{"after": after, "upto": upto, "limit": limit}
+	if partition >= 0 {
+		id = dialect.EventPartitionRange
+		args["partition"] = partition
+	}
+	var all []Recorded
+	// Each table returns its first limit rows; merging them in position
+	// order and keeping the first limit gives the global page.
+	for _, t := range s.e.Names.EventTables {
+		c, err := s.e.Compile(id, map[string]string{"event_store_table": t})
+		if err != nil {
+			return nil, err
+		}
+		a, err := c.Args(args)
+		if err != nil {
+			return nil, err
+		}
+		st, err := s.e.Prepared(ctx, c.SQL, c.SQL)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := st.QueryContext(ctx, a...)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", t, err)
+		}
+		evs, err := scanEvents(rows)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, evs...)
+	}
+	if len(s.e.Names.EventTables) > 1 {
+		sort.Slice(all, func(i, j int) bool { return all[i].GlobalPosition < all[j].GlobalPosition })
+	}
+	if len(all) > limit {
+		all = all[:limit]
+	}
+	return all, nil
+}
+
+func scanEvents(rows *sql.Rows) ([]Recorded, error) {
+	defer rows.Close()
+	var out []Recorded
+	for rows.Next() {
+		var r Recorded
+		var id anyText
+		var meta sql.NullString
+		var payload string
+		var at anyTime
+		var part int64
+		if err := rows.Scan(&id, &r.AggregateID, &r.AggregateType, &r.SequenceNo, &r.Type, &r.Revision,
+			&payload, &meta, &at, &part, &r.GlobalPosition); err != nil {
+			return nil, err
+		}
+		r.ID, r.Payload, r.OccurredAt, r.PartitionKey = string(id), []byte(payload), time.Time(at), int(part)
+		if meta.Valid {
+			r.Metadata = []byte(meta.String)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// anyText scans a UUID however the driver returns it: text, raw bytes or a
+// 16-byte array.
+type anyText string
+
+// Scan implements sql.Scanner.
+func (t *anyText) Scan(v any) error {
+	switch x := v.(type) {
+	case string:
+		*t = anyText(strings.ToLower(x))
+	case []byte:
+		if len(x) == 16 {
+			*t = anyText(formatUUID(x))
+		} else {
+			*t = anyText(strings.ToLower(string(x)))
+		}
+	case [16]byte:
+		*t = anyText(formatUUID(x[:]))
+	case nil:
+		*t = ""
+	default:
+		return fmt.Errorf("cannot scan %T into a UUID", v)
+	}
+	return nil
+}
+
+func formatUUID(b []byte) string {
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, 36)
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out = append(out, '-')
+		}
+		out = append(out, hex[c>>4], hex[c&15])
+	}
+	return string(out)
+}
+
+// anyTime scans a timestamp returned as time.Time or as text, in UTC.
+type anyTime time.Time
+
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+}
+
+// Scan implements sql.Scanner.
+func (t *anyTime) Scan(v any) error {
+	switch x := v.(type) {
+	case time.Time:
+		*t = anyTime(x.UTC())
+		return nil
+	case string:
+		return t.parse(x)
+	case []byte:
+		return t.parse(string(x))
+	case nil:
+		*t = anyTime(time.Time{})
+		return nil
+	}
+	return fmt.Errorf("cannot scan %T into a time", v)
+}
+
+func (t *anyTime) parse(s string) error {
+	for _, l := range timeLayouts {
+		if p, err := time.Parse(l, s); err == nil {
+			*t = anyTime(p.UTC())
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot parse time %q", s)
+}

@@ -1,0 +1,90 @@
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// Snapshot is an aggregate's state as of a sequence number.
+type Snapshot struct {
+	AggregateType string
+	AggregateID   string
+	SequenceNo    int64
+	// Version is the snapshot's schema revision (default 1).
+	Version   int
+	Payload   []byte
+	CreatedAt time.Time
+}
+
+// SaveSnapshot stores a snapshot. A second snapshot at the same sequence
+// number is refused by the database's unique constraint.
+func (s *Store) SaveSnapshot(ctx context.Context, snap Snapshot) error {
+	if err := checkKey("aggregate id", snap.AggregateID, false); err != nil {
+		return err
+	}
+	if err := checkKey("aggregate type", snap.AggregateType, false); err != nil {
+		return err
+	}
+	if snap.Version == 0 {
+		snap.Version = 1
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
+	if snap.CreatedAt.IsZero() {
+		snap.CreatedAt = time.Now()
+	}
+	_, err = s.e.Exec(ctx, s.e.DB, dialect.SnapshotInsert,
+		map[string]string{"aggregate_snapshots_table": s.snapshotTable(snap.AggregateType)},
+		map[string]any{"id": id.String(), "aggregate_id": snap.AggregateID, "aggregate_type": snap.AggregateType,
+			"sequence_no": snap.SequenceNo, "snapshot_version": snap.Version, "payload": string(snap.Payload), "created_at": snap.CreatedAt.UTC()})
+	if err != nil {
+		return fmt.Errorf("saving snapshot of %s %q: %w", snap.AggregateType, snap.AggregateID, err)
+	}
+	return nil
+}
+
+// LatestSnapshot returns the newest snapshot of an aggregate with the given
+// snapshot version, or ok=false when there is none.
+func (s *Store) LatestSnapshot(ctx context.Context, aggregateType, aggregateID string, version int) (Snapshot, bool, error) {
+	if version == 0 {
+		version = 1
+	}
+	snap := Snapshot{AggregateType: aggregateType, AggregateID: aggregateID, Version: version}
+	var payload string
+	var at anyTime
+	err := s.e.QueryRow(ctx, s.e.DB, dialect.SnapshotLatest,
+		map[string]string{"aggregate_snapshots_table": s.snapshotTable(aggregateType)},
+		map[string]any{"aggregate_id": aggregateID, "aggregate_type": aggregateType, "snapshot_version": version}).Scan(&snap.SequenceNo, &payload, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Snapshot{}, false, nil
+	}
+	if err != nil {
+		return Snapshot{}, false, fmt.Errorf("loading snapshot of %s %q: %w", aggregateType, aggregateID, err)
+	}
+	snap.Payload, snap.CreatedAt = []byte(payload), time.Time(at)
+	return snap, true, nil
+}
+
+// LoadWithSnapshot returns the latest snapshot (if any) and the events after it.
+func (s *Store) LoadWithSnapshot(ctx context.Context, aggregateType, aggregateID string, version int) (*Snapshot, []Recorded, error) {
+	snap, ok, err := s.LatestSnapshot(ctx, aggregateType, aggregateID, version)
+	if err != nil {
+		return nil, nil, err
+	}
+	after := int64(-1)
+	var sp *Snapshot
+	if ok {
+		after, sp = snap.SequenceNo, &snap
+	}
+	evs, err := s.Load(ctx, aggregateType, aggregateID, after)
+	return sp, evs, err
+}

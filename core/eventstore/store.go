@@ -1,0 +1,52 @@
+package eventstore
+
+import (
+	"database/sql"
+
+	"github.com/tidemarkdb/tidemark/core/engine"
+)
+
+type queryer = engine.Querier
+
+// Nudger is told after every commit of an append made through the store,
+// so a local high-water-mark advancer can move at once instead of waiting
+// for its next poll.
+type Nudger interface{ Nudge() }
+
+// Store is the event store of one engine.
+type Store struct {
+	e      *engine.Engine
+	nudger Nudger
+}
+
+// New returns the event store of e. nudger may be nil.
+func New(e *engine.Engine, nudger Nudger) *Store { return &Store{e: e, nudger: nudger} }
+
+// Engine returns the store's engine.
+func (s *Store) Engine() *engine.Engine { return s.e }
+
+func (s *Store) nudge() {
+	if s.nudger != nil {
+		s.nudger.Nudge()
+	}
+}
+
+// afterCommit cannot observe the caller's commit; the advancer's poll picks
+// the events up. Kept as one place to hook a commit callback later.
+func (s *Store) afterCommit(*sql.Tx) { s.nudge() }
+
+// eventTable is the table of an aggregate type: its own when declared, else
+// the shared event table.
+func (s *Store) eventTable(aggregateType string) string {
+	if t, ok := s.e.Names.ByAggregate[aggregateType]; ok {
+		return t.Events
+	}
+	return s.e.Names.Shared["event_store_table"]
+}
+
+func (s *Store) snapshotTable(aggregateType string) string {
+	if t, ok := s.e.Names.ByAggregate[aggregateType]; ok {
+		return t.Snapshots
+	}
+	return s.e.Names.Shared["aggregate_snapshots_table"]
+}

@@ -1,0 +1,177 @@
+// Package eventstore appends and reads event streams on any dialect: an
+// optimistic-concurrency append whose global positions come from the
+// dialect's strategy, stream loads, ordered reads up to the high-water mark
+// across every event table, and snapshots.
+package eventstore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+	"unicode/utf8"
+)
+
+// ExpectedVersion is what an append expects of its stream. A stream's version
+// is the sequence_no of its last event; the first event has sequence_no 0.
+type ExpectedVersion int64
+
+// Expected-version sentinels; any value >= 0 is an exact version.
+const (
+	Any          ExpectedVersion = -1 // no check
+	NoStream     ExpectedVersion = -2 // the stream must be empty
+	StreamExists ExpectedVersion = -3 // the stream must have at least one event
+)
+
+// Exactly expects the stream's last sequence_no to be v.
+func Exactly(v int64) ExpectedVersion { return ExpectedVersion(v) }
+
+func (v ExpectedVersion) String() string {
+	switch v {
+	case Any:
+		return "any"
+	case NoStream:
+		return "no stream"
+	case StreamExists:
+		return "stream exists"
+	}
+	return fmt.Sprintf("version %d", int64(v))
+}
+
+// MaxKeyLength is the longest aggregate id, aggregate type or event type, in
+// characters (the columns are VARCHAR(255)).
+const MaxKeyLength = 255
+
+// Event is an event to append.
+type Event struct {
+	// ID is the event's UUID; a UUIDv7 is generated when empty.
+	ID   string
+	Type string
+	// Revision is the payload's schema revision (for upcasting).
+	Revision int
+	// Payload and Metadata are JSON documents, stored byte for byte.
+	// Metadata may be nil (stored as NULL).
+	Payload  []byte
+	Metadata []byte
+	// OccurredAt defaults to now; it is stored in UTC.
+	OccurredAt time.Time
+}
+
+// Stream is one aggregate's events in an append.
+type Stream struct {
+	AggregateType string
+	AggregateID   string
+	Expected      ExpectedVersion
+	Events        []Event
+}
+
+// Recorded is a stored event.
+type Recorded struct {
+	ID             string
+	AggregateID    string
+	AggregateType  string
+	SequenceNo     int64
+	Type           string
+	Revision       int
+	Payload        []byte
+	Metadata       []byte
+	OccurredAt     time.Time
+	PartitionKey   int
+	GlobalPosition int64
+}
+
+// Appended reports where an append's events landed, in append order.
+type Appended struct {
+	Positions []int64
+	// Versions maps each stream (by "type/id") to its new version.
+	Versions map[string]int64
+}
+
+// Errors callers branch on; the typed errors below wrap them.
+var (
+	ErrConcurrency    = errors.New("optimistic concurrency conflict")
+	ErrDuplicateEvent = errors.New("duplicate event id")
+	ErrInvalidEvent   = errors.New("invalid event")
+)
+
+// ConcurrencyError reports an expected version the stream did not have.
+type ConcurrencyError struct {
+	AggregateType string
+	AggregateID   string
+	Expected      ExpectedVersion
+	// Actual is the stream's version when the conflict was found; -1 for an
+	// empty stream.
+	Actual int64
+}
+
+func (e *ConcurrencyError) Error() string {
+	return fmt.Sprintf("append to %s %q expected %s but the stream is at version %d", e.AggregateType, e.AggregateID, e.Expected, e.Actual)
+}
+
+// Unwrap makes errors.Is(err, ErrConcurrency) hold.
+func (e *ConcurrencyError) Unwrap() error { return ErrConcurrency }
+
+// DuplicateEventError reports an event id that is already stored.
+type DuplicateEventError struct {
+	Table string
+	Cause error
+}
+
+func (e *DuplicateEventError) Error() string {
+	return fmt.Sprintf("an event id of this append is already stored in %s: %v", e.Table, e.Cause)
+}
+
+// Unwrap makes errors.Is(err, ErrDuplicateEvent) hold.
+func (e *DuplicateEventError) Unwrap() error { return ErrDuplicateEvent }
+
+// InvalidEventError reports input refused before it reached the database.
+type InvalidEventError struct {
+	Field  string
+	Reason string
+}
+
+func (e *InvalidEventError) Error() string { return "invalid " + e.Field + ": " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrInvalidEvent) hold.
+func (e *InvalidEventError) Unwrap() error { return ErrInvalidEvent }
+
+func checkKey(field, v string, allowEmpty bool) error {
+	if !allowEmpty && v == "" {
+		return &InvalidEventError{Field: field, Reason: "is empty"}
+	}
+	if !utf8.ValidString(v) {
+		return &InvalidEventError{Field: field, Reason: "is not valid UTF-8"}
+	}
+	if n := utf8.RuneCountInString(v); n > MaxKeyLength {
+		return &InvalidEventError{Field: field, Reason: fmt.Sprintf("is %d characters long, the limit is %d", n, MaxKeyLength)}
+	}
+	for _, r := range v {
+		if r == 0 {
+			return &InvalidEventError{Field: field, Reason: "contains a NUL character"}
+		}
+	}
+	return nil
+}
+
+func checkEvent(i int, ev Event) error {
+	field := fmt.Sprintf("event %d", i)
+	if err := checkKey(field+" type", ev.Type, false); err != nil {
+		return err
+	}
+	if !json.Valid(ev.Payload) {
+		return &InvalidEventError{Field: field + " payload", Reason: "is not a JSON document"}
+	}
+	if ev.Metadata != nil && !json.Valid(ev.Metadata) {
+		return &InvalidEventError{Field: field + " metadata", Reason: "is not a JSON document"}
+	}
+	return nil
+}
+
+// PartitionKey is the stable partition of an aggregate id: FNV-1a (32-bit)
+// over the id's UTF-8 bytes, modulo the partition count.
+func PartitionKey(aggregateID string, partitions int) int {
+	h := fnv.New32a()
+	h.Write([]byte(aggregateID))
+	return int(h.Sum32() % uint32(partitions))
+}

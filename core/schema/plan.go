@@ -1,0 +1,231 @@
+package schema
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// QueryField is one declared query column (the Go form of @QueryField).
+type QueryField struct {
+	Column    string
+	Kind      dialect.QueryFieldKind
+	Precision int // KindDecimal only
+	Scale     int // KindDecimal only
+	Unique    bool
+}
+
+// QueryTable is a projection's query table (the Go form of @QueryProjection).
+type QueryTable struct {
+	// Projection is the projection's name; the table is derived from it
+	// (with the cqrs prefix) unless Table is set.
+	Projection string
+	Table      string
+	Fields     []QueryField
+}
+
+// Step is one DDL statement ready to run.
+type Step struct {
+	Script string
+	Area   dialect.Area
+	Table  string // the per-table value, or "" for shared scripts
+	SQL    string
+	// Unless, when set, is a query returning a row when the step is already
+	// done (guards engines without IF NOT EXISTS); UnlessArgs are its binds.
+	Unless     string
+	UnlessArgs []any
+}
+
+// derivedIdentifier matches an identifier built around a placeholder, such
+// as idx_${event_store_table}_global.
+var derivedIdentifier = regexp.MustCompile(`[A-Za-z0-9_]*\$\{[a-z_]+\}[A-Za-z0-9_]*`)
+
+// NameTooLongError reports a derived name over the engine's limit.
+type NameTooLongError struct {
+	Table   string
+	Derived string
+	Limit   int
+	Dialect string
+}
+
+func (e *NameTooLongError) Error() string {
+	return fmt.Sprintf("table name %s: derived name %s is %d characters, %s allows %d; choose a shorter table name (names are never truncated)",
+		e.Table, e.Derived, len(e.Derived), e.Dialect, e.Limit)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidIdentifier) hold.
+func (e *NameTooLongError) Unwrap() error { return ErrInvalidIdentifier }
+
+// fill fills a template and checks every identifier derived from a
+// placeholder against the dialect's limit.
+func fill(cat *dialect.Catalogue, tmpl string, values map[string]string) (string, error) {
+	limit := cat.Identity.MaxIdentifierLength
+	if limit > 0 {
+		for _, tok := range derivedIdentifier.FindAllString(tmpl, -1) {
+			got, err := dialect.Fill(tok, values)
+			if err != nil {
+				return "", err
+			}
+			if len(got) > limit {
+				table := got
+				for _, ph := range dialect.Placeholders(tok) {
+					table = values[ph]
+				}
+				return "", &NameTooLongError{Table: table, Derived: got, Limit: limit, Dialect: cat.Identity.Name}
+			}
+		}
+	}
+	return dialect.Fill(tmpl, values)
+}
+
+// Plan builds every DDL step for names and query tables, in creation order.
+// Nothing is executed; every name is validated and length-checked.
+func Plan(cat *dialect.Catalogue, names *Names, queries []QueryTable, cqrsPrefix string) ([]Step, error) {
+	var steps []Step
+	for _, sc := range cat.Scripts {
+		var instances []map[string]string
+		switch sc.PerTable {
+		case "":
+			instances = []map[string]string{names.Shared}
+		case "event_store_table":
+			for _, t := range names.EventTables {
+				instances = append(instances, with(names.Shared, sc.PerTable, t))
+			}
+		case "aggregate_snapshots_table":
+			for _, t := range names.SnapshotTables {
+				instances = append(instances, with(names.Shared, sc.PerTable, t))
+			}
+		case "saga_instances_table":
+			for _, t := range names.SagaTables {
+				instances = append(instances, with(names.Shared, sc.PerTable, t))
+			}
+		case "query_table":
+			for _, q := range queries {
+				qs, err := queryTableSteps(cat, sc, names, q, cqrsPrefix)
+				if err != nil {
+					return nil, err
+				}
+				steps = append(steps, qs...)
+			}
+			continue
+		default:
+			return nil, fmt.Errorf("script %s: unknown per-table placeholder %q", sc.Name, sc.PerTable)
+		}
+		for _, vals := range instances {
+			for _, st := range sc.Statements {
+				sql, err := fill(cat, st, vals)
+				if err != nil {
+					return nil, fmt.Errorf("script %s: %w", sc.Name, err)
+				}
+				steps = append(steps, Step{Script: sc.Name, Area: sc.Area, Table: vals[sc.PerTable], SQL: sql})
+			}
+		}
+	}
+	return steps, nil
+}
+
+func with(base map[string]string, k, v string) map[string]string {
+	m := make(map[string]string, len(base)+1)
+	for a, b := range base {
+		m[a] = b
+	}
+	m[k] = v
+	return m
+}
+
+// ResolveQueryTable returns the validated table name of a query table.
+func ResolveQueryTable(q QueryTable, cqrsPrefix string) (string, error) {
+	name := q.Table
+	if name == "" {
+		if q.Projection == "" {
+			return "", fmt.Errorf("query table declared without projection or table name")
+		}
+		name = cqrsPrefix + QueryTableName(q.Projection)
+	}
+	return name, ValidateIdentifier(name, "query table of projection "+strconv.Quote(q.Projection))
+}
+
+// QueryColumns renders the ${query_columns} text of a query table: one
+// column definition per field, each followed by a comma.
+func QueryColumns(cat *dialect.Catalogue, fields []QueryField) (string, error) {
+	var b strings.Builder
+	for _, f := range fields {
+		if err := ValidateIdentifier(f.Column, "query column"); err != nil {
+			return "", err
+		}
+		typ, ok := cat.QueryColumns.Types[f.Kind]
+		if !ok {
+			return "", fmt.Errorf("dialect %s has no column type for query-field kind %s", cat.Identity.Name, f.Kind)
+		}
+		if f.Kind == dialect.KindDecimal {
+			if f.Precision < 1 || f.Precision > 38 || f.Scale < 0 || f.Scale > f.Precision {
+				return "", fmt.Errorf("query column %s: decimal(%d,%d) is out of range", f.Column, f.Precision, f.Scale)
+			}
+			typ = strings.NewReplacer("${precision}", strconv.Itoa(f.Precision), "${scale}", strconv.Itoa(f.Scale)).Replace(typ)
+		}
+		col, err := dialect.Fill(cat.QueryColumns.Column, map[string]string{"column": f.Column, "type": typ})
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(col)
+		b.WriteString(",\n    ")
+	}
+	return b.String(), nil
+}
+
+func queryTableSteps(cat *dialect.Catalogue, sc dialect.Script, names *Names, q QueryTable, prefix string) ([]Step, error) {
+	table, err := ResolveQueryTable(q, prefix)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := QueryColumns(cat, q.Fields)
+	if err != nil {
+		return nil, err
+	}
+	vals := with(names.Shared, "query_table", table)
+	vals["query_columns"] = cols
+	var steps []Step
+	for _, st := range sc.Statements {
+		sql, err := fill(cat, st, vals)
+		if err != nil {
+			return nil, fmt.Errorf("query table %s: %w", table, err)
+		}
+		steps = append(steps, Step{Script: sc.Name, Area: sc.Area, Table: table, SQL: sql})
+	}
+	for _, f := range q.Fields {
+		tmpl := cat.QueryColumns.Index
+		if f.Unique {
+			tmpl = cat.QueryColumns.UniqueIndex
+		}
+		v := with(vals, "column", f.Column)
+		sql, err := fill(cat, tmpl, v)
+		if err != nil {
+			return nil, fmt.Errorf("query table %s: %w", table, err)
+		}
+		step := Step{Script: sc.Name, Area: sc.Area, Table: table, SQL: sql}
+		if cat.QueryColumns.IndexExists != "" {
+			c := dialect.Compile(cat.QueryColumns.IndexExists, cat.Identity.Placeholder)
+			args, err := c.Args(map[string]any{"table": catalogueName(cat, table), "index": catalogueName(cat, "idx_"+table+"_"+f.Column)})
+			if err != nil {
+				return nil, err
+			}
+			step.Unless, step.UnlessArgs = c.SQL, args
+		}
+		steps = append(steps, step)
+	}
+	return steps, nil
+}
+
+// catalogueName is how the engine stores an unquoted identifier.
+func catalogueName(cat *dialect.Catalogue, name string) string {
+	switch cat.Identity.FoldsUnquotedTo {
+	case "lower":
+		return strings.ToLower(name)
+	case "upper":
+		return strings.ToUpper(name)
+	}
+	return name
+}
