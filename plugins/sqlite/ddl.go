@@ -3,10 +3,78 @@ package sqlite
 import "github.com/tidemarkdb/tidemark/core/dialect"
 
 // ddl returns the DDL templates of every standard script, keyed by script name.
-func ddl() map[string][]string { return nil }
+//
+// SQLite is not in the spec: this is Tidemark's own mapping of the spec's H2
+// and PostgreSQL DDL, with the same tables, columns (in the same order),
+// indexes and constraint names, documented in docs/spec-deviations.md. UUIDs
+// are CHAR(36); JSON, CLOB and TEXT are TEXT; every timestamp is TIMESTAMP
+// holding UTF-8 ISO-8601 text in UTC; the position objects are single-row
+// counter tables seeded with (1, 0) by an INSERT … ON CONFLICT DO NOTHING
+// that never overwrites the row. Text compares with SQLite's default BINARY
+// collation, so keys compare exactly. Foreign keys are declared as in the
+// spec; SQLite enforces them on connections with PRAGMA foreign_keys = ON.
+func ddl() map[string][]string {
+	out := make(map[string][]string, len(eventSourcingDDL)+len(messagingDDL)+len(cqrsSagaDDL))
+	for _, m := range []map[string][]string{eventSourcingDDL, messagingDDL, cqrsSagaDDL} {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
 
 // queryColumns maps query-field kinds to column types and index statements.
-func queryColumns() dialect.QueryColumnTypes { return dialect.QueryColumnTypes{} }
+// The declared types follow the spec's so that introspection reads them back
+// (SQLite keeps a column's declared type verbatim); a DECIMAL column has
+// NUMERIC affinity, so the copy it holds compares with 15 significant digits
+// while the read model itself keeps the exact value.
+func queryColumns() dialect.QueryColumnTypes {
+	return dialect.QueryColumnTypes{
+		Types: map[dialect.QueryFieldKind]string{
+			dialect.KindText:    "VARCHAR(255)",
+			dialect.KindInteger: "BIGINT",
+			dialect.KindDecimal: "DECIMAL(${precision},${scale})",
+			dialect.KindDate:    "DATE",
+			dialect.KindTime:    "TIME(6)",
+			dialect.KindInstant: "TIMESTAMP(6)",
+			dialect.KindBoolean: "BOOLEAN",
+		},
+		Column:      "${column} ${type}",
+		Index:       "CREATE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
+		UniqueIndex: "CREATE UNIQUE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
+	}
+}
 
-// introspection returns the catalogue queries of this engine.
-func introspection() dialect.Introspection { return dialect.Introspection{} }
+// introspection returns the catalogue queries of SQLite, on the connection's
+// main schema (sqlite_master and the table-valued pragmas).
+//
+// SQLite keeps declared types as written; Columns splits them: data_type is
+// the declared name in upper case without its parameters, char_length the
+// length of a character type, numeric_precision and numeric_scale those of a
+// DECIMAL or NUMERIC, and, for time and timestamp columns, numeric_scale the
+// fractional-seconds precision. Indexes lists pragma_index_list, which
+// includes the automatic indexes backing primary keys and unique constraints
+// (sqlite_autoindex_…); an expression's column_name is NULL. Table names
+// compare case-insensitively, as SQLite resolves them.
+func introspection() dialect.Introspection {
+	return dialect.Introspection{
+		TableExists: `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = #{table} COLLATE NOCASE`,
+		Columns: `SELECT name AS column_name,
+       UPPER(TRIM(CASE WHEN instr(type, '(') > 0 THEN substr(type, 1, instr(type, '(') - 1) ELSE type END)) AS data_type,
+       CASE WHEN instr(type, '(') > 0 AND (UPPER(type) LIKE '%CHAR%' OR UPPER(type) LIKE '%TEXT%' OR UPPER(type) LIKE '%CLOB%')
+            THEN CAST(substr(type, instr(type, '(') + 1) AS INTEGER) END AS char_length,
+       CASE WHEN instr(type, '(') > 0 AND (UPPER(type) LIKE 'DEC%' OR UPPER(type) LIKE 'NUM%')
+            THEN CAST(substr(type, instr(type, '(') + 1) AS INTEGER) END AS numeric_precision,
+       CASE WHEN instr(type, '(') > 0 AND (UPPER(type) LIKE 'DEC%' OR UPPER(type) LIKE 'NUM%')
+            THEN CASE WHEN instr(type, ',') > 0 THEN CAST(substr(type, instr(type, ',') + 1) AS INTEGER) ELSE 0 END
+            WHEN instr(type, '(') > 0 AND UPPER(type) LIKE 'TIME%'
+            THEN CAST(substr(type, instr(type, '(') + 1) AS INTEGER) END AS numeric_scale,
+       "notnull" = 0 AS nullable
+FROM pragma_table_info(#{table})
+ORDER BY cid`,
+		Indexes: `SELECT il.name AS index_name, ii.name AS column_name, il."unique" AS is_unique, ii.seqno + 1 AS ordinal
+FROM pragma_index_list(#{table}) AS il
+JOIN pragma_index_info(il.name) AS ii
+ORDER BY il.name, ii.seqno`,
+	}
+}

@@ -1,0 +1,58 @@
+package sqlite
+
+import "github.com/tidemarkdb/tidemark/core/dialect"
+
+// eventSourcingDDL holds the event-sourcing and partitioning scripts: global position, event tables, snapshots, partition metadata.
+var eventSourcingDDL = map[string][]string{
+	dialect.ScriptEventStoreGlobalPosition: {
+		`CREATE TABLE IF NOT EXISTS ${event_store_global_position_table} (
+    id  TINYINT NOT NULL PRIMARY KEY,
+    val BIGINT  NOT NULL
+)`,
+		`INSERT INTO ${event_store_global_position_table} (id, val) VALUES (1, 0)
+    ON CONFLICT (id) DO NOTHING`,
+	},
+	dialect.ScriptEventStore: {
+		`CREATE TABLE IF NOT EXISTS ${event_store_table} (
+    id              CHAR(36)     NOT NULL PRIMARY KEY,
+    aggregate_id    VARCHAR(255) NOT NULL,
+    aggregate_type  VARCHAR(255) NOT NULL,
+    sequence_no     BIGINT       NOT NULL,
+    event_type      VARCHAR(255) NOT NULL,
+    event_revision  INT          NOT NULL DEFAULT 0,
+    payload         TEXT         NOT NULL,
+    metadata        TEXT,
+    occurred_at     TIMESTAMP    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    partition_key   SMALLINT     NOT NULL,
+    global_position BIGINT       NOT NULL,
+    UNIQUE (aggregate_id, sequence_no)
+)`,
+		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_aggregate
+    ON ${event_store_table} (aggregate_id, aggregate_type, sequence_no)`,
+		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_global
+    ON ${event_store_table} (global_position)`,
+		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_partition
+    ON ${event_store_table} (partition_key, global_position)`,
+	},
+	dialect.ScriptSnapshots: {
+		`CREATE TABLE IF NOT EXISTS ${aggregate_snapshots_table} (
+    id               CHAR(36)     NOT NULL PRIMARY KEY,
+    aggregate_id     VARCHAR(255) NOT NULL,
+    aggregate_type   VARCHAR(255) NOT NULL,
+    sequence_no      BIGINT       NOT NULL,
+    snapshot_version INT          NOT NULL DEFAULT 1,
+    payload          TEXT         NOT NULL,
+    created_at       TIMESTAMP    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (aggregate_id, sequence_no)
+)`,
+		`CREATE INDEX IF NOT EXISTS idx_${aggregate_snapshots_table}_lookup
+    ON ${aggregate_snapshots_table} (aggregate_id, aggregate_type, snapshot_version, sequence_no DESC)`,
+	},
+	dialect.ScriptPartitionMetadata: {
+		`CREATE TABLE IF NOT EXISTS ${partition_metadata_table} (
+    id         SMALLINT NOT NULL,
+    partitions INT      NOT NULL,
+    PRIMARY KEY (id)
+)`,
+	},
+}

@@ -1,0 +1,28 @@
+-- consumer-checkpoints-schema.sql for sqlite: Tidemark's own mapping of the spec's H2/PostgreSQL DDL (SQLite is not in the spec).
+-- Written by hand; see docs/spec-deviations.md, section SQLite.
+
+-- SQLite
+CREATE TABLE IF NOT EXISTS CONSUMERS (
+    id                       CHAR(36)     NOT NULL PRIMARY KEY,
+    consumer_type            VARCHAR(32)  NOT NULL,
+    consumer_name            VARCHAR(255) NOT NULL,
+    state                    VARCHAR(16)  NULL,
+    halt_reason              VARCHAR(32)  NULL,
+    epoch                    BIGINT       NULL,
+    declaration_fingerprint  VARCHAR(255) NULL,
+    state_since              TIMESTAMP    NOT NULL,
+    CONSTRAINT uq_consumers UNIQUE (consumer_type, consumer_name)
+);
+
+-- SQLite
+CREATE TABLE IF NOT EXISTS CONSUMER_CHECKPOINTS (
+    consumer_id          CHAR(36)     NOT NULL,
+    source_name          VARCHAR(255) NOT NULL,
+    partition_no         SMALLINT     NOT NULL,
+    position             BIGINT       NULL,
+    incomplete_through   BIGINT       NULL,
+    replay_through       BIGINT       NULL,
+    epoch                BIGINT       NULL,
+    PRIMARY KEY (consumer_id, source_name, partition_no),
+    CONSTRAINT fk_consumer_checkpoints_consumer FOREIGN KEY (consumer_id) REFERENCES CONSUMERS (id)
+);
