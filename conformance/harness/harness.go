@@ -160,8 +160,11 @@ type Provider struct {
 	dockerErr  error
 }
 
-// NewProvider returns a Provider that has started nothing yet.
+// NewProvider returns a Provider that has started nothing yet. The first
+// call in a process also removes temporary directories left behind by
+// earlier test processes that died without Close.
 func NewProvider() *Provider {
+	sweepStale()
 	return &Provider{slots: map[string]*slot{}}
 }
 

@@ -1,12 +1,15 @@
 package harness
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -324,5 +327,226 @@ func TestDSNRewrites(t *testing.T) {
 		if err != nil || got != c[2] {
 			t.Errorf("withMSSQLDatabase(%q) = %q, %v; want %q", c[0], got, err, c[2])
 		}
+	}
+}
+
+// TestProbeDockerIsQuick points DOCKER_HOST at a listener that never
+// answers: the probe must give up within its timeout with a reason.
+func TestProbeDockerIsQuick(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // hold it open, say nothing
+		}
+	}()
+	for _, host := range []string{"tcp://" + l.Addr().String(), "unix:///nonexistent/docker.sock"} {
+		t.Setenv("DOCKER_HOST", host)
+		start := time.Now()
+		_, err := probeDocker()
+		d := time.Since(start)
+		if !isNotInstalled(err) {
+			t.Fatalf("%s: want notInstalled, got %v", host, err)
+		}
+		if d > dockerPingTimeout+2*time.Second {
+			t.Fatalf("%s: probe took %v", host, d)
+		}
+		t.Logf("%s: %v after %v", host, err, d.Round(time.Millisecond))
+	}
+}
+
+// TestEnvDSN feeds the DSN of a harness-started server back in through the
+// environment and checks that Opens get fresh databases that Close drops.
+func TestEnvDSN(t *testing.T) {
+	for _, c := range []struct{ engine, driver, env string }{
+		{EnginePostgres, "pgx", "TIDEMARK_POSTGRES_DSN"},
+		{EngineMariaDB, "mysql", "TIDEMARK_MARIADB_DSN"},
+	} {
+		t.Run(c.engine, func(t *testing.T) {
+			if os.Getenv(c.env) != "" {
+				t.Skip(c.env + " is set already")
+			}
+			local := NewProvider()
+			defer local.Close()
+			base := openOrSkip(t, local, c.engine, c.driver)
+			t.Setenv(c.env, base.DSN)
+			p := NewProvider()
+			a, b := checkFreshAndIsolated(t, p, c.engine, c.driver)
+			if a.Source != "env "+c.env || a.Note != "" {
+				t.Fatalf("source %q note %q", a.Source, a.Note)
+			}
+			names := []string{tmName(t, a.DSN), tmName(t, b.DSN)}
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			h := sqlOpen(t, base)
+			var q string
+			if c.engine == EnginePostgres {
+				q = "SELECT count(*) FROM pg_database WHERE datname IN ($1, $2)"
+			} else {
+				q = "SELECT count(*) FROM information_schema.schemata WHERE schema_name IN (?, ?)"
+			}
+			var n int
+			if err := h.QueryRow(q, names[0], names[1]).Scan(&n); err != nil || n != 0 {
+				t.Fatalf("databases left after Close: %d, %v", n, err)
+			}
+		})
+	}
+}
+
+func tmName(t *testing.T, dsn string) string {
+	t.Helper()
+	i := strings.Index(dsn, "tm_")
+	if i < 0 || len(dsn) < i+19 {
+		t.Fatalf("no tm_ name in %q", dsn)
+	}
+	return dsn[i : i+19]
+}
+
+// TestServersDieWithProcess starts servers in a child test process, kills
+// it with SIGKILL and checks that its servers stop listening (Pdeathsig) and
+// that the next Provider sweeps its temporary directories.
+func TestServersDieWithProcess(t *testing.T) {
+	if os.Getenv("TM_HARNESS_CHILD") == "1" {
+		childMain()
+		return
+	}
+	if testing.Short() {
+		t.Skip("short")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServersDieWithProcess$", "-test.v")
+	cmd.Env = append(os.Environ(), "TM_HARNESS_CHILD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var addrs, dirs []string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		if f, ok := strings.CutPrefix(line, "CHILD-SKIP "); ok {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Skip(f)
+		}
+		if f, ok := strings.CutPrefix(line, "CHILD-READY "); ok {
+			for _, kv := range strings.Fields(f) {
+				a, d, _ := strings.Cut(kv, ",")
+				addrs, dirs = append(addrs, a), append(dirs, d)
+			}
+			break
+		}
+	}
+	if len(addrs) == 0 {
+		t.Fatal("child did not report its servers")
+	}
+	for _, a := range addrs {
+		if !accepting(a) {
+			t.Fatalf("%s not accepting before the kill", a)
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, a := range addrs {
+		for accepting(a) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still accepting 10 s after the test process died", a)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	sweepStaleNow()
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Fatalf("%s not swept: %v", d, err)
+		}
+	}
+	t.Logf("servers at %v died with their process; dirs swept", addrs)
+}
+
+func childMain() {
+	p := NewProvider()
+	var report []string
+	for _, e := range []string{EnginePostgres, EngineMariaDB} {
+		db, err := p.Open(context.Background(), e, "")
+		var sk *Skipped
+		if errors.As(err, &sk) {
+			continue
+		}
+		if err != nil {
+			fmt.Println("CHILD-SKIP open failed:", err)
+			select {}
+		}
+		var dir string
+		switch s := p.slots[e].srv.(type) {
+		case *pgServer:
+			dir = s.dir
+		case borrowed:
+			dir = s.server.(*mysqlServer).dir
+		}
+		var addr string
+		if e == EnginePostgres {
+			u, _ := url.Parse(db.DSN)
+			addr = u.Host
+		} else {
+			cfg, _ := mysql.ParseDSN(db.DSN)
+			addr = cfg.Addr
+		}
+		report = append(report, addr+","+dir)
+	}
+	if len(report) == 0 {
+		fmt.Println("CHILD-SKIP no local servers")
+	} else {
+		fmt.Println("CHILD-READY " + strings.Join(report, " "))
+	}
+	select {} // wait to be killed
+}
+
+// TestConcurrentOpens opens one engine from many goroutines at once: they
+// must share a single server and each get their own database.
+func TestConcurrentOpens(t *testing.T) {
+	p := NewProvider()
+	defer p.Close()
+	const n = 6
+	dbs := make([]*Database, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dbs[i], errs[i] = p.Open(context.Background(), EnginePostgres, "pgx")
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i := range n {
+		var sk *Skipped
+		if errors.As(errs[i], &sk) {
+			t.Skip(sk.Reason)
+		}
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if dbs[i].Source != dbs[0].Source || portOf(t, dbs[i]) != portOf(t, dbs[0]) {
+			t.Fatalf("different servers: %s vs %s", dbs[i].DSN, dbs[0].DSN)
+		}
+		if seen[dbs[i].DSN] {
+			t.Fatalf("DSN handed out twice: %s", dbs[i].DSN)
+		}
+		seen[dbs[i].DSN] = true
 	}
 }

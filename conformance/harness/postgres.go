@@ -102,6 +102,7 @@ func tempDirFor(pattern string, u *user.User) (string, error) {
 		os.RemoveAll(dir)
 		return "", err
 	}
+	markOwner(dir)
 	return dir, nil
 }
 

@@ -8,7 +8,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -185,4 +188,39 @@ func lookPath(names ...string) string {
 		}
 	}
 	return ""
+}
+
+// ownerFile, in each temporary directory of the harness, holds the pid of the
+// process that made it, so that a later run can remove directories left by a
+// test process that was killed before Close.
+const ownerFile = "tidemark-owner.pid"
+
+var sweepOnce sync.Once
+
+// markOwner records this process as the owner of dir.
+func markOwner(dir string) {
+	_ = os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
+}
+
+// sweepStale removes temporary directories whose owning process is gone
+// (its servers died with it through Pdeathsig).
+func sweepStale() { sweepOnce.Do(sweepStaleNow) }
+
+func sweepStaleNow() {
+	for _, base := range []string{os.TempDir(), "/tmp"} {
+		matches, _ := filepath.Glob(filepath.Join(base, "tidemark-*-*"))
+		for _, dir := range matches {
+			b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+			if err != nil {
+				continue
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil || pid <= 0 || pid == os.Getpid() {
+				continue
+			}
+			if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+				_ = os.RemoveAll(dir)
+			}
+		}
+	}
 }

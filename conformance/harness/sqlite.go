@@ -35,6 +35,7 @@ func newSQLite() (server, error) {
 	if err != nil {
 		return nil, err
 	}
+	markOwner(dir)
 	return &sqliteServer{dir: dir}, nil
 }
 
