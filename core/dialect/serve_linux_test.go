@@ -38,7 +38,10 @@ func processGone(pid int) bool {
 	// The state follows the last ')' (the command name may hold parentheses).
 	s := string(b)
 	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] == 'Z' || s[i+2] == 'X'
+		if s[i+2] == 'Z' || s[i+2] == 'X' {
+			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil) // reap it if it is ours
+			return true
+		}
 	}
 	return false
 }
