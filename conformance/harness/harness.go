@@ -348,7 +348,13 @@ func (s *standIn) create(ctx context.Context, driverName string) (*Database, err
 		return nil, err
 	}
 	db.Engine = s.engine
-	db.Source = s.engine + " plugin on " + strings.TrimPrefix(db.Source, "local server ")
+	// "local server MariaDB 10.11.19 (started by harness in 1s)" becomes
+	// "mysql plugin on MariaDB 10.11.19 (local server, started by harness in 1s)".
+	src := strings.TrimPrefix(db.Source, "local server ")
+	if src != db.Source {
+		src = strings.Replace(src, "(", "(local server, ", 1)
+	}
+	db.Source = s.engine + " plugin on " + src
 	db.Note = s.note
 	return db, nil
 }

@@ -60,19 +60,28 @@ func pgCredential() (*syscall.Credential, *user.User, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil, nil
 	}
-	u, err := user.Lookup(pgUser)
-	if err != nil {
+	// Test processes of several packages may race to create the user, and
+	// useradd fails while another holds the passwd lock: retry a little.
+	var u *user.User
+	var lastErr error
+	for attempt := 0; attempt < 10; attempt++ {
+		var err error
+		if u, err = user.Lookup(pgUser); err == nil {
+			break
+		}
 		useradd := lookPath("useradd")
 		if useradd == "" {
 			return nil, nil, fmt.Errorf("PostgreSQL cannot run as root and user %s does not exist (no useradd to create it)", pgUser)
 		}
 		out, aerr := exec.Command(useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", pgUser).CombinedOutput()
-		if aerr != nil && !strings.Contains(string(out), "already exists") {
-			return nil, nil, fmt.Errorf("useradd %s: %v: %s", pgUser, aerr, out)
+		if aerr == nil {
+			continue
 		}
-		if u, err = user.Lookup(pgUser); err != nil {
-			return nil, nil, err
-		}
+		lastErr = fmt.Errorf("useradd %s: %v: %s", pgUser, aerr, strings.TrimSpace(string(out)))
+		time.Sleep(200 * time.Millisecond)
+	}
+	if u == nil {
+		return nil, nil, lastErr
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
