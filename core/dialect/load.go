@@ -168,9 +168,6 @@ func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
 	}
 	client := plugin.NewClient(cfg)
 	loaded, err := describePlugin(ctx, client, loc, opts)
-	if err != nil || !opts.Keep {
-		client.Kill()
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -178,13 +175,15 @@ func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
 	if opts.Keep {
 		loaded.client = client
 	} else {
+		client.Kill()
 		loaded.Dialect = nil
 	}
 	return loaded, nil
 }
 
-// describePlugin starts the plugin, negotiates, and calls Describe once.
-func describePlugin(ctx context.Context, client *plugin.Client, loc located, opts LoadOptions) (*Loaded, error) {
+// describePlugin starts the plugin, negotiates, and calls Describe once. On
+// error it has stopped (or will stop) the process itself.
+func describePlugin(ctx context.Context, client *plugin.Client, loc located, opts LoadOptions) (l *Loaded, err error) {
 	type started struct {
 		rpc plugin.ClientProtocol
 		err error
@@ -206,6 +205,11 @@ func describePlugin(ctx context.Context, client *plugin.Client, loc located, opt
 		}()
 		return nil, fmt.Errorf("dialect plugin %s: %w", loc.path, ctx.Err())
 	}
+	defer func() {
+		if err != nil {
+			client.Kill()
+		}
+	}()
 	if s.err != nil {
 		return nil, startError(loc.path, s.err)
 	}
@@ -217,7 +221,7 @@ func describePlugin(ctx context.Context, client *plugin.Client, loc located, opt
 	if !ok {
 		return nil, fmt.Errorf("dialect plugin %s: unexpected client type %T", loc.path, raw)
 	}
-	l := &Loaded{Path: loc.path, BuiltIn: loc.builtIn, Dialect: d}
+	l = &Loaded{Path: loc.path, BuiltIn: loc.builtIn, Dialect: d}
 	if rc := client.ReattachConfig(); rc != nil {
 		l.PID = rc.Pid
 	}

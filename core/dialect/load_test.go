@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/dialect/internal/fixture"
 )
@@ -328,13 +329,33 @@ func TestLoadKeep(t *testing.T) {
 	}
 }
 
-func TestLoadContextDeadline(t *testing.T) {
+func TestLoadCanceledContext(t *testing.T) {
 	isolate(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := dialect.Load(ctx, dialect.LoadOptions{Path: bins.plugin}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
+}
+
+func TestLoadDeadlineDuringStart(t *testing.T) {
+	isolate(t)
+	// A "plugin" that never completes the handshake.
+	p := filepath.Join(t.TempDir(), "silent")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nexec /bin/sleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := dialect.Load(ctx, dialect.LoadOptions{Path: p, Logger: hclog.NewNullLogger()})
+	if err == nil {
+		t.Fatal("Load of a silent plugin succeeded")
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Load returned after %v, want about the 300ms deadline (%v)", d, err)
+	}
+	t.Logf("err = %v", err)
 }
 
 func TestLoadConcurrent(t *testing.T) {
