@@ -19,6 +19,7 @@ func TestLoadNotFoundListsSearchedPlaces(t *testing.T) {
 	if !errors.As(err, &nf) {
 		t.Fatalf("err = %v (%T), want *NotFoundError", err, err)
 	}
+	t.Logf("err = %v", err)
 	exe, _ := os.Executable()
 	if r, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = r

@@ -205,14 +205,15 @@ func describePlugin(ctx context.Context, client *plugin.Client, loc located, opt
 		}()
 		return nil, fmt.Errorf("dialect plugin %s: %w", loc.path, ctx.Err())
 	}
+	if s.err != nil {
+		// go-plugin has already stopped a process that failed to start.
+		return nil, startError(loc.path, s.err)
+	}
 	defer func() {
 		if err != nil {
 			client.Kill()
 		}
 	}()
-	if s.err != nil {
-		return nil, startError(loc.path, s.err)
-	}
 	raw, err := s.rpc.Dispense(pluginName)
 	if err != nil {
 		return nil, fmt.Errorf("dialect plugin %s: %w", loc.path, err)

@@ -207,6 +207,22 @@ func TestLoadSelfServe(t *testing.T) {
 	waitGone(t, l.PID, 2*time.Second)
 }
 
+func TestLoadDescribeErrorCrossesTheWire(t *testing.T) {
+	isolate(t)
+	_, err := dialect.Load(context.Background(), dialect.LoadOptions{
+		Name:       "failing",
+		PluginDirs: []string{t.TempDir()},
+		SelfServe: func(name string) (*exec.Cmd, bool) {
+			return exec.Command(bins.host, "serve", name), true
+		},
+		Logger: hclog.NewNullLogger(),
+	})
+	if err == nil || !strings.Contains(err.Error(), "fixture: asked to fail") {
+		t.Fatalf("err = %v, want the plugin's Describe error", err)
+	}
+	t.Logf("err = %v", err)
+}
+
 func TestLoadSHA256Pin(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
@@ -243,6 +259,7 @@ func TestLoadSHA256Pin(t *testing.T) {
 	if !errors.As(err, &mm) {
 		t.Fatalf("err = %v (%T), want *ChecksumMismatchError", err, err)
 	}
+	t.Logf("err = %v", err)
 	if mm.Path != bad || mm.Want != want || mm.Got != got {
 		t.Errorf("error = %+v, want Path %s Want %s Got %s", mm, bad, want, got)
 	}
@@ -283,11 +300,12 @@ func TestHostEnvNotLeaked(t *testing.T) {
 
 func TestContractVersionMismatch(t *testing.T) {
 	isolate(t)
-	_, err := dialect.Load(context.Background(), dialect.LoadOptions{Path: bins.pluginV2})
+	_, err := dialect.Load(context.Background(), dialect.LoadOptions{Path: bins.pluginV2, Logger: hclog.NewNullLogger()})
 	var cv *dialect.ContractVersionError
 	if !errors.As(err, &cv) {
 		t.Fatalf("err = %v (%T), want *ContractVersionError", err, err)
 	}
+	t.Logf("err = %v", err)
 	if cv.Host != dialect.ContractVersion || cv.Plugin != 2 || cv.Path != bins.pluginV2 {
 		t.Errorf("error = %+v", cv)
 	}

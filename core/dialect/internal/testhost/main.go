@@ -3,11 +3,13 @@
 //	testhost keep <plugin path>   loads the plugin with Keep, prints
 //	                              "pid <plugin pid>" and blocks forever
 //	testhost serve <name>         serves the fixture dialect (the
-//	                              re-executed half of LoadOptions.SelfServe)
+//	                              re-executed half of LoadOptions.SelfServe);
+//	                              name "failing" serves one whose Describe fails
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -23,6 +25,9 @@ func main() {
 	}
 	switch os.Args[1] {
 	case "serve":
+		if os.Args[2] == "failing" {
+			dialect.Serve(failing{})
+		}
 		dialect.Serve(fixture.New())
 	case "keep":
 		l, err := dialect.Load(context.Background(), dialect.LoadOptions{Path: os.Args[2], Keep: true})
@@ -38,4 +43,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "unknown mode", os.Args[1])
 		os.Exit(2)
 	}
+}
+
+// failing is a dialect whose Describe fails.
+type failing struct{}
+
+func (failing) Describe(context.Context, dialect.DescribeRequest) (dialect.DescribeResponse, error) {
+	return dialect.DescribeResponse{}, errors.New("fixture: asked to fail")
 }
