@@ -202,6 +202,9 @@ func (r *rows) Next(dest []driver.Value) error {
 // lobChunks counts LOB chunk round trips (tests check that the chunked path is exercised).
 var lobChunks atomic.Int64
 
+// lobChunkSize is the number of bytes (BLOB) or UTF-16 units (CLOB) requested per chunk.
+const lobChunkSize = 256 << 10
+
 // readLob fetches a large object in chunks.
 func (r *rows) readLob(ref lobRef) (any, error) {
 	var sb strings.Builder
@@ -217,7 +220,7 @@ func (r *rows) readLob(ref lobRef) (any, error) {
 		lobChunks.Add(1)
 		e := r.c.start(opLobRead)
 		e.i32(ref.id)
-		e.i32(1 << 20)
+		e.i32(lobChunkSize)
 		d, err := r.c.roundTrip(r.ctx, e)
 		if err != nil {
 			return nil, err

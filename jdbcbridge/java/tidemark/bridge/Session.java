@@ -40,7 +40,7 @@ final class Session implements Runnable {
     private volatile Statement runningStmt;
     private volatile int cancelReq = -1;
 
-    private Connection conn;
+    private volatile Connection conn;
     private int defaultIsolation;
     private int nextId = 1;
     private final Map<Integer, Prepared> stmts = new HashMap<>();
@@ -113,11 +113,7 @@ final class Session implements Runnable {
         } finally {
             Statement s = runningStmt;
             if (s != null) {
-                try {
-                    s.cancel();
-                } catch (SQLException | RuntimeException ignored) {
-                    // best effort
-                }
+                Canceler.cancel(conn, s);
             }
             queue.offer(POISON);
         }
@@ -127,11 +123,7 @@ final class Session implements Runnable {
         cancelReq = target;
         Statement s = runningStmt;
         if (s != null && runningReq == target) {
-            try {
-                s.cancel();
-            } catch (SQLException | RuntimeException ignored) {
-                // the statement may already be done
-            }
+            Canceler.cancel(conn, s);
         }
     }
 
