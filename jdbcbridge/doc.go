@@ -46,8 +46,21 @@
 // time.Time with its offset, UUID → canonical string. Large objects are fetched in chunks
 // transparently.
 //
-// Errors from the database are [*Error] values carrying SQLSTATE and vendor code. Canceling a
-// context sends a cancel to the running statement; if the server has not answered within the
-// grace period the socket is closed and the connection discarded. Either way the call returns
-// the context's error.
+// TIME WITH TIME ZONE and INTERVAL values come back as strings.
+//
+// Errors from the database are [*Error] values carrying SQLSTATE and vendor code; refusals by
+// the bridge use SQLSTATE 08004 (URL not allowed), 28000 (bad token) and 08P01 (protocol).
+//
+// # Cancellation
+//
+// Canceling a context sends a CANCEL frame for the running request; the server cancels the JDBC
+// statement from a separate thread. If the server has not answered within the grace period
+// (cancelGrace) the socket is closed and the connection is discarded (IsValid reports false,
+// ResetSession returns driver.ErrBadConn). Either way the call returns the context's error.
+// Engine behaviour: H2 2.1 cancels running queries but not a wait for a row lock (that ends
+// with H2's lock timeout, HYT00, after the connection has been dropped; in autocommit mode the
+// statement commits if the lock is released first). HSQLDB in MVCC mode aborts lock waits
+// (40502, vendor code -4872) but not CPU-bound queries, which are then dropped after the grace
+// period. When a client disappears the server cancels its running statement, rolls back its
+// open transaction and closes the JDBC connection.
 package jdbcbridge

@@ -381,16 +381,24 @@ final class Session implements Runnable {
     private void execute(Wire.In in) throws SQLException, IOException {
         int sid = in.i32();
         int req = runningReq;
-        PreparedStatement ps;
-        Values.ParamTypes types;
+        String sql = sid == 0 ? in.str() : null;
+        int flags = in.u8();
+        int fetch = in.i32();
+        int n = in.i32();
+        Statement st;
+        PreparedStatement ps = null;
+        Values.ParamTypes types = null;
         boolean keys;
-        boolean owned = false;
-        if (sid == 0) {
-            String sql = in.str();
+        boolean owned = sid == 0;
+        if (owned) {
             keys = wantsKeys(sql);
-            ps = keys ? conn.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS) : conn.prepareStatement(sql);
-            types = new Values.ParamTypes(ps);
-            owned = true;
+            if (n == 0) {
+                st = conn.createStatement(); // cheaper than a one-shot prepare (HSQLDB)
+            } else {
+                ps = keys ? conn.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS) : conn.prepareStatement(sql);
+                types = new Values.ParamTypes(ps);
+                st = ps;
+            }
         } else {
             Prepared p = stmts.get(sid);
             if (p == null) {
@@ -399,38 +407,39 @@ final class Session implements Runnable {
             ps = p.ps;
             types = p.types;
             keys = p.keys;
+            st = ps;
+            ps.clearParameters();
         }
         boolean keep = false;
         try {
-            int flags = in.u8();
-            int fetch = in.i32();
-            int n = in.i32();
-            if (!owned) {
-                ps.clearParameters();
-            }
             for (int i = 1; i <= n; i++) {
                 Values.bind(in, ps, i, types);
             }
             keys = keys && (flags & FLAG_GENERATED_KEYS) != 0;
-            runningStmt = ps;
+            runningStmt = st;
             if (cancelReq == req) {
                 throw new SQLException("statement canceled", STATE_CANCELED);
             }
-            boolean isRs = ps.execute();
+            boolean isRs;
+            if (ps != null) {
+                isRs = ps.execute();
+            } else {
+                isRs = keys ? st.execute(sql, Statement.RETURN_GENERATED_KEYS) : st.execute(sql);
+            }
             runningStmt = null;
             if (!isRs) {
-                long count = ps.getLargeUpdateCount();
+                long count = st.getLargeUpdateCount();
                 o.u8(RESULT_UPDATE).i64(count);
                 if (keys) {
-                    writeKeys(ps);
+                    writeKeys(st);
                 } else {
                     o.u8(0);
                 }
                 return;
             }
-            ResultSet rs = ps.getResultSet();
+            ResultSet rs = st.getResultSet();
             int[] kinds = Values.kinds(rs.getMetaData());
-            Cursor c = new Cursor(rs, owned ? ps : null, kinds);
+            Cursor c = new Cursor(rs, owned ? st : null, kinds);
             int id = nextId++;
             o.u8(RESULT_ROWS).i32(id);
             Values.writeColumns(o, rs.getMetaData(), kinds);
@@ -445,7 +454,7 @@ final class Session implements Runnable {
             runningStmt = null;
             if (owned && !keep) {
                 try {
-                    ps.close();
+                    st.close();
                 } catch (SQLException | RuntimeException ignored) {
                     // best effort
                 }
