@@ -157,7 +157,8 @@ func versionMatches(expected ExpectedVersion, actual int64) bool {
 	case StreamExists:
 		return actual >= 0
 	}
-	return int64(expected) == actual
+	v, _ := expected.Exact()
+	return v == actual
 }
 
 func (s *Store) streamVersion(ctx context.Context, q queryer, table, id string) (int64, error) {
@@ -280,8 +281,6 @@ func expectedAfterConflict(st Stream) (int64, bool) {
 	switch st.Expected {
 	case NoStream:
 		return -1, true
-	case Any, StreamExists:
-		return 0, false
 	}
-	return int64(st.Expected), true
+	return st.Expected.Exact()
 }

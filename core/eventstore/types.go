@@ -15,28 +15,37 @@ import (
 
 // ExpectedVersion is what an append expects of its stream. A stream's version
 // is the sequence_no of its last event; the first event has sequence_no 0.
+// The zero value is Any.
 type ExpectedVersion int64
 
-// Expected-version sentinels; any value >= 0 is an exact version.
+// Expected-version sentinels; use Exactly for an exact version.
 const (
-	Any          ExpectedVersion = -1 // no check
-	NoStream     ExpectedVersion = -2 // the stream must be empty
-	StreamExists ExpectedVersion = -3 // the stream must have at least one event
+	Any          ExpectedVersion = 0  // no check
+	NoStream     ExpectedVersion = -1 // the stream must be empty
+	StreamExists ExpectedVersion = -2 // the stream must have at least one event
 )
 
-// Exactly expects the stream's last sequence_no to be v.
-func Exactly(v int64) ExpectedVersion { return ExpectedVersion(v) }
+// Exactly expects the stream's last sequence_no to be v (v >= 0).
+func Exactly(v int64) ExpectedVersion { return ExpectedVersion(v + 1) }
+
+// Exact returns the exact version expected, and false for the sentinels.
+func (v ExpectedVersion) Exact() (int64, bool) {
+	if v > 0 {
+		return int64(v) - 1, true
+	}
+	return 0, false
+}
 
 func (v ExpectedVersion) String() string {
 	switch v {
 	case Any:
-		return "any"
+		return "any version"
 	case NoStream:
 		return "no stream"
 	case StreamExists:
-		return "stream exists"
+		return "an existing stream"
 	}
-	return fmt.Sprintf("version %d", int64(v))
+	return fmt.Sprintf("version %d", int64(v)-1)
 }
 
 // MaxKeyLength is the longest aggregate id, aggregate type or event type, in
@@ -175,3 +184,6 @@ func PartitionKey(aggregateID string, partitions int) int {
 	h.Write([]byte(aggregateID))
 	return int(h.Sum32() % uint32(partitions))
 }
+
+// IsConflict reports whether err is an optimistic-concurrency conflict.
+func IsConflict(err error) bool { return errors.Is(err, ErrConcurrency) }

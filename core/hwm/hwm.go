@@ -210,15 +210,26 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 			return false, err
 		}
 	}
-	held, err := a.acquire(ctx)
+	// Read first, write only when there is work: an idle topic costs two
+	// reads a poll, and on engines that allow one writer at a time (SQLite)
+	// the advancer never queues behind an open append for nothing.
+	s, err := a.read(ctx, a.e.DB)
 	if err != nil {
 		return false, err
 	}
-	if !held {
-		s, err := a.read(ctx, a.e.DB)
-		if err == nil {
-			a.observe(s.mark)
+	a.observe(s.mark)
+	end, err := a.committedEnd(ctx, a.e.DB)
+	if err != nil {
+		return false, err
+	}
+	if end <= s.mark && !s.pendingEnd.Valid {
+		if a.opts.Metrics != nil {
+			a.opts.Metrics.Observe(a.opts.Topic, s.mark, s.mark)
 		}
+		return false, nil
+	}
+	held, err := a.acquire(ctx)
+	if err != nil || !held {
 		return false, err
 	}
 	if a.e.Cat.Positions == dialect.CounterRow {

@@ -43,6 +43,9 @@ type Step struct {
 // as idx_${event_store_table}_global.
 var derivedIdentifier = regexp.MustCompile(`[A-Za-z0-9_]*\$\{[a-z_]+\}[A-Za-z0-9_]*`)
 
+// nonIdentifier are placeholders filled with SQL text, not a name.
+var nonIdentifier = map[string]bool{"query_columns": true, "type": true}
+
 // NameTooLongError reports a derived name over the engine's limit.
 type NameTooLongError struct {
 	Table   string
@@ -65,6 +68,9 @@ func fill(cat *dialect.Catalogue, tmpl string, values map[string]string) (string
 	limit := cat.Identity.MaxIdentifierLength
 	if limit > 0 {
 		for _, tok := range derivedIdentifier.FindAllString(tmpl, -1) {
+			if nonIdentifier[strings.Join(dialect.Placeholders(tok), ",")] {
+				continue
+			}
 			got, err := dialect.Fill(tok, values)
 			if err != nil {
 				return "", err

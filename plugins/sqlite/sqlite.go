@@ -30,7 +30,7 @@ func (*SQLite) Describe(context.Context, dialect.DescribeRequest) (dialect.Descr
 const eventColumns = `id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position`
 
 // now is the database clock in a fixed, lexically ordered UTC form.
-const now = `strftime('%Y-%m-%d %H:%M:%f', 'now')`
+const now = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`
 
 // Catalogue is the SQLite catalogue.
 func Catalogue() dialect.Catalogue {
@@ -73,7 +73,7 @@ func Catalogue() dialect.Catalogue {
 }
 
 func statements() map[dialect.StatementID]string {
-	lease := `strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (#{lease_millis} / 1000.0) || ' seconds')`
+	lease := `strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || (#{lease_millis} / 1000.0) || ' seconds')`
 	return map[dialect.StatementID]string{
 		dialect.PartitionSeed:       `INSERT INTO ${partition_metadata_table} (id, partitions) VALUES (1, #{partitions}) ON CONFLICT (id) DO NOTHING`,
 		dialect.PartitionRead:       `SELECT partitions FROM ${partition_metadata_table} WHERE id = 1`,

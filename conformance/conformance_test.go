@@ -1,0 +1,97 @@
+package conformance_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/tidemarkdb/tidemark/conformance"
+	"github.com/tidemarkdb/tidemark/conformance/harness"
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// target is one row of the matrix: a plugin, an engine and a driver.
+type target struct {
+	name, plugin, engine, driver string
+}
+
+var targets = []target{
+	{"sqlite", "sqlite", harness.EngineSQLite, "sqlite"},
+	{"postgres (pgx)", "postgres", harness.EnginePostgres, "pgx"},
+	{"postgres (lib/pq)", "postgres", harness.EnginePostgres, "postgres"},
+}
+
+var (
+	pluginDir string
+	provider  *harness.Provider
+	buildErr  = map[string]error{}
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tidemark-plugins-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	pluginDir = dir
+	built := map[string]bool{}
+	for _, tg := range targets {
+		if built[tg.plugin] {
+			continue
+		}
+		built[tg.plugin] = true
+		bin := "tidemark-dialect-" + tg.plugin
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, bin), "github.com/tidemarkdb/tidemark/plugins/"+tg.plugin+"/cmd/"+bin)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr[tg.plugin] = fmt.Errorf("building %s: %v\n%s", bin, err, out)
+		}
+	}
+	provider = harness.NewProvider()
+	code := m.Run()
+	provider.Close()
+	dialect.CleanupClients()
+	os.RemoveAll(dir)
+	fmt.Print("\nConformance matrix\n" + conformance.DefaultMatrix.String())
+	os.Exit(code)
+}
+
+func TestConformance(t *testing.T) {
+	for _, tg := range targets {
+		t.Run(tg.name, func(t *testing.T) {
+			if err := buildErr[tg.plugin]; err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			// Probe once: a database that cannot be provided is a skip with
+			// its reason, recorded in the matrix, never a pass.
+			db, err := provider.Open(ctx, tg.engine, tg.driver)
+			var skipped *harness.Skipped
+			if errors.As(err, &skipped) {
+				for _, test := range conformance.Tests() {
+					conformance.DefaultMatrix.Add(conformance.Result{Target: tg.name, Test: test.Name, Status: conformance.Skip, Reason: skipped.Reason})
+				}
+				t.Skipf("%s: %s", tg.name, skipped.Reason)
+			}
+			if err != nil {
+				t.Fatalf("database for %s: %v", tg.name, err)
+			}
+			t.Logf("%s: %s %s", tg.name, db.Source, db.Note)
+			conformance.Run(t, conformance.Target{
+				Name:   tg.name,
+				Load:   dialect.LoadOptions{Name: tg.plugin, PluginDirs: []string{pluginDir}},
+				Driver: tg.driver,
+				Fresh: func(ctx context.Context) (string, func(), error) {
+					d, err := provider.Open(ctx, tg.engine, tg.driver)
+					if err != nil {
+						return "", nil, err
+					}
+					return d.DSN, nil, nil
+				},
+			})
+		})
+	}
+}

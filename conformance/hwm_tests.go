@@ -1,0 +1,270 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/hwm"
+)
+
+func hwmTests() []Test {
+	return []Test{
+		{"hwm/interleaved_commits_tail_reader", testInterleavedCommits},
+		{"hwm/long_transaction_holds_mark", testLongTransactionHoldsMark},
+		{"hwm/two_advancers_lease", testTwoAdvancers},
+	}
+}
+
+func testInterleavedCommits(t T, env *Env) {
+	s, e := openStore(t, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	adv := hwm.New(e, hwm.Options{PollInterval: 10 * time.Millisecond})
+	advCtx, stopAdv := context.WithCancel(ctx)
+	advDone := make(chan struct{})
+	go func() { defer close(advDone); _ = adv.Run(advCtx) }()
+	defer func() { stopAdv(); <-advDone }()
+
+	const writers, perWriter = 8, 30
+	var mu sync.Mutex
+	committed := map[string]bool{}
+	rolledBack := map[string]bool{}
+	var wg sync.WaitGroup
+	var writeErr error
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for i := range perWriter {
+				n := 1 + rng.IntN(3)
+				var evs []eventstore.Event
+				for j := range n {
+					evs = append(evs, ev("test.Interleaved", fmt.Sprintf(`{"w":%d,"i":%d,"j":%d}`, w, i, j)))
+				}
+				tx, err := e.DB.BeginTx(ctx, nil)
+				if err == nil {
+					_, err = s.AppendTx(ctx, tx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: fmt.Sprintf("agg-%d", rng.IntN(24)), Events: evs})
+				}
+				if err != nil {
+					if tx != nil {
+						_ = tx.Rollback()
+					}
+					if eventstore.IsConflict(err) {
+						continue // another writer took this sequence number; nothing stored
+					}
+					mu.Lock()
+					writeErr = fmt.Errorf("writer %d: %w", w, err)
+					mu.Unlock()
+					return
+				}
+				roll := rng.IntN(10) == 0
+				if rng.IntN(10) == 0 {
+					time.Sleep(time.Duration(5+rng.IntN(40)) * time.Millisecond) // held open while others commit
+				}
+				if roll {
+					err = tx.Rollback()
+				} else {
+					err = tx.Commit()
+				}
+				mu.Lock()
+				for _, x := range evs {
+					key := string(x.Payload)
+					if roll {
+						rolledBack[key] = true
+					} else if err == nil {
+						committed[key] = true
+					}
+				}
+				if err != nil && writeErr == nil {
+					writeErr = err
+				}
+				mu.Unlock()
+				adv.Nudge()
+			}
+		}()
+	}
+	writersDone := make(chan struct{})
+	go func() { wg.Wait(); close(writersDone) }()
+
+	seen := map[string]bool{}
+	var last int64
+	finished := false
+	for {
+		page, err := s.ReadAll(ctx, last, 200)
+		if err != nil {
+			t.Fatalf("tail read: %v", err)
+		}
+		for _, r := range page {
+			if r.GlobalPosition <= last {
+				t.Fatalf("position %d after %d: not in global order", r.GlobalPosition, last)
+			}
+			last = r.GlobalPosition
+			key := string(r.Payload)
+			if seen[key] {
+				t.Fatalf("event %s delivered twice", key)
+			}
+			seen[key] = true
+		}
+		if len(page) > 0 {
+			continue
+		}
+		if finished {
+			mu.Lock()
+			done := len(seen) >= len(committed)
+			mu.Unlock()
+			if done {
+				break
+			}
+		}
+		select {
+		case <-writersDone:
+			finished = true
+			adv.Nudge()
+		case <-adv.Changed():
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("tail reader gave up: read %d of %d committed events", len(seen), len(committed))
+		}
+	}
+	if writeErr != nil {
+		t.Fatalf("%v", writeErr)
+	}
+	for k := range seen {
+		if rolledBack[k] {
+			t.Errorf("rolled-back event %s was delivered", k)
+		}
+		if !committed[k] {
+			t.Errorf("event %s delivered but never committed", k)
+		}
+	}
+	if len(seen) != len(committed) {
+		t.Errorf("delivered %d events, committed %d", len(seen), len(committed))
+	}
+	if len(rolledBack) == 0 || len(committed) < writers*perWriter/2 {
+		t.Errorf("test shape too weak: %d committed, %d rolled back", len(committed), len(rolledBack))
+	}
+	t.Logf("%d committed, %d rolled back, last position %d", len(committed), len(rolledBack), last)
+}
+
+func testLongTransactionHoldsMark(t T, env *Env) {
+	s, e := openStore(t, env)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	a := advancerOf(e)
+	first := appendAndPublish(t, s, e, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "before", Events: []eventstore.Event{ev("test.E", `{}`)}})
+
+	tx, err := e.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := s.AppendTx(ctx, tx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "long", Events: []eventstore.Event{ev("test.Long", `{}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A later append: it commits at once on a sequence, or waits on the
+	// counter row until the long transaction ends.
+	later := make(chan eventstore.Appended, 1)
+	laterErr := make(chan error, 1)
+	go func() {
+		res, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "later", Events: []eventstore.Event{ev("test.Later", `{}`)}})
+		laterErr <- err
+		later <- res
+	}()
+	var r eventstore.Appended
+	if !isCounter(env) {
+		if err := <-laterErr; err != nil {
+			t.Fatal(err)
+		}
+		if r = <-later; r.Positions[0] <= held.Positions[0] {
+			t.Fatalf("later append got position %d, not after %d", r.Positions[0], held.Positions[0])
+		}
+	}
+	for range 20 {
+		if _, err := a.Cycle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Mark(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m >= held.Positions[0] {
+			t.Fatalf("mark %d passed position %d of a transaction still open", m, held.Positions[0])
+		}
+		if m < first.Positions[0] {
+			t.Fatalf("mark %d fell below %d", m, first.Positions[0])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if isCounter(env) {
+		if err := <-laterErr; err != nil {
+			t.Fatal(err)
+		}
+		r = <-later
+	}
+	if _, err := advanceUntil(ctx, a, s, r.Positions[0]); err != nil {
+		t.Fatalf("mark did not catch up after the long transaction ended: %v", err)
+	}
+	got, _ := s.ReadAll(ctx, first.Positions[0], 10)
+	if len(got) != 2 {
+		t.Errorf("read %d events after the first, want 2", len(got))
+	}
+}
+
+func testTwoAdvancers(t T, env *Env) {
+	s, e := openStore(t, env)
+	ctx := context.Background()
+	a := hwm.New(e, hwm.Options{Owner: "advancer-a", Lease: 1500 * time.Millisecond})
+	b := hwm.New(e, hwm.Options{Owner: "advancer-b", Lease: time.Minute})
+	appendOne := func() int64 {
+		t.Helper()
+		res, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "lease", Events: []eventstore.Event{ev("test.E", `{}`)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Positions[0]
+	}
+	// a moves the mark and so holds the lease.
+	if _, err := advanceUntil(ctx, a, s, appendOne()); err != nil {
+		t.Fatal(err)
+	}
+	p2 := appendOne()
+	for range 3 {
+		moved, err := b.Cycle(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if moved {
+			t.Fatalf("advancer without the lease moved the mark")
+		}
+	}
+	if m, _ := s.Mark(ctx); m >= p2 {
+		t.Fatalf("mark moved to %d without its lease holder", m)
+	}
+	if _, err := advanceUntil(ctx, a, s, p2); err != nil {
+		t.Fatal(err)
+	}
+	// a stops; once its lease expires on the database clock, b takes over.
+	if _, err := advanceUntil(ctx, b, s, appendOne()); err != nil {
+		t.Fatalf("advancer b did not take over the expired lease: %v", err)
+	}
+	p4 := appendOne()
+	for range 3 {
+		if moved, err := a.Cycle(ctx); err != nil || moved {
+			t.Fatalf("advancer a moved the mark after losing its lease (moved=%v err=%v)", moved, err)
+		}
+	}
+	if m, _ := s.Mark(ctx); m >= p4 {
+		t.Fatalf("mark %d moved without b", m)
+	}
+	if _, err := advanceUntil(ctx, b, s, p4); err != nil {
+		t.Fatal(err)
+	}
+}

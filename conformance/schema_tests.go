@@ -1,0 +1,338 @@
+package conformance
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/schema"
+)
+
+// specColumns are the columns of every shared table, in the spec's order.
+var specColumns = map[string][]string{
+	"event_store_table":                   {"id", "aggregate_id", "aggregate_type", "sequence_no", "event_type", "event_revision", "payload", "metadata", "occurred_at", "partition_key", "global_position"},
+	"aggregate_snapshots_table":           {"id", "aggregate_id", "aggregate_type", "sequence_no", "snapshot_version", "payload", "created_at"},
+	"partition_metadata_table":            {"id", "partitions"},
+	"event_capture_records_table":         {"id", "global_position", "partition_key", "event_type", "event_revision", "payload", "metadata", "occurred_at", "message_key"},
+	"high_water_mark_store_table":         {"topic_name", "high_water_mark", "pending_end", "pending_horizon", "topic_start", "lease_owner", "lease_expires_at"},
+	"topic_compaction_table":              {"topic_name", "compacted_through"},
+	"consumers_table":                     {"id", "consumer_type", "consumer_name", "state", "halt_reason", "epoch", "declaration_fingerprint", "state_since"},
+	"consumer_checkpoints_table":          {"consumer_id", "source_name", "partition_no", "position", "incomplete_through", "replay_through", "epoch"},
+	"consumer_undelivered_messages_table": {"id", "consumer_id", "source_name", "resolved_key", "key_hash", "message_position", "partition_no", "status", "failure_count", "next_retry_at", "failure_reason", "recorded_at", "unresolved", "message_copy"},
+	"consumer_skipped_messages_table":     {"id", "consumer_id", "source_name", "partition_no", "message_position", "resolved_key", "every_key"},
+	"partition_instances_table":           {"instance_id", "host_name", "started_at", "last_heartbeat", "expires_at"},
+	"partition_ownership_table":           {"consumer_type", "consumer_name", "partition_no", "instance_id", "generation"},
+	"partition_members_table":             {"consumer_type", "consumer_name", "instance_id"},
+	"read_model_capture_records_table":    {"id", "topic", "topic_position", "partition_key", "read_model_key", "read_model_type", "read_model_revision", "payload", "metadata", "cascade_depth", "deleted", "occurred_at"},
+	"read_model_epochs_table":             {"projection", "read_model_key", "epoch"},
+	"saga_instances_table":                {"id", "saga_type", "saga_id", "state_json", "version", "completed_at"},
+	"saga_deadlines_table":                {"id", "saga_type", "saga_id", "name", "due_at", "payload_json", "metadata_json"},
+	"saga_deadline_locks_table":           {"lock_name", "owner", "expires_at"},
+	"event_publication_metadata_table":    {"PUBLICATION_ID", "COMPLETION_DATE", "METADATA"},
+}
+
+// specIndexes are the named indexes the spec creates (derived from the
+// table's own name), per placeholder.
+var specIndexes = map[string][]string{
+	"event_store_table":                {"idx_${t}_aggregate", "idx_${t}_partition"},
+	"aggregate_snapshots_table":        {"idx_${t}_lookup"},
+	"event_capture_records_table":      {"idx_${t}_partition", "idx_${t}_key"},
+	"read_model_capture_records_table": {"idx_${t}_partition", "idx_${t}_key"},
+	"consumer_skipped_messages_table":  {"idx_${t}_position"},
+	"partition_ownership_table":        {"idx_${t}_instance_id"},
+	"partition_members_table":          {"idx_${t}_instance_id"},
+	"saga_deadlines_table":             {"idx_${t}_due_at"},
+	"event_publication_metadata_table": {"idx_event_pub_meta_completion"},
+}
+
+func schemaTests() []Test {
+	return []Test{
+		{"schema/create_twice", testCreateTwice},
+		{"schema/read_back_columns_and_indexes", testReadBack},
+		{"schema/seeds_not_overwritten", testSeedsNotOverwritten},
+		{"schema/never_mode_missing_table", testNeverMissingTable},
+		{"schema/never_mode_existing_schema", testNeverExisting},
+		{"schema/invalid_identifiers_refused", testInvalidIdentifiers},
+		{"schema/long_derived_names", testLongDerivedNames},
+		{"schema/prefixes", testPrefixes},
+	}
+}
+
+func testCreateTwice(t T, env *Env) {
+	openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig())
+	ctx := context.Background()
+	all := map[dialect.Area]bool{}
+	for _, a := range []dialect.Area{dialect.AreaEventSourcing, dialect.AreaPartitioning, dialect.AreaMessaging, dialect.AreaCQRS, dialect.AreaSaga, dialect.AreaPublication} {
+		all[a] = true
+	}
+	if err := schema.Verify(ctx, e.DB, e.Cat, schema.Objects(e.Cat, e.Names), all); err != nil {
+		t.Fatalf("after two creations: %v", err)
+	}
+}
+
+func introspect(t T, e *engine.Engine, id string, table string) *sql.Rows {
+	t.Helper()
+	q := e.Cat.Introspection.Columns
+	if id == "indexes" {
+		q = e.Cat.Introspection.Indexes
+	}
+	if q == "" {
+		skipf(t, "dialect has no %s introspection query", id)
+	}
+	c := dialect.Compile(q, e.Cat.Identity.Placeholder)
+	args, err := c.Args(map[string]any{"table": foldName(e.Cat, table)})
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	rows, err := e.DB.QueryContext(context.Background(), c.SQL, args...)
+	if err != nil {
+		t.Fatalf("introspecting %s of %s: %v", id, table, err)
+	}
+	return rows
+}
+
+func foldName(cat *dialect.Catalogue, n string) string {
+	switch cat.Identity.FoldsUnquotedTo {
+	case "lower":
+		return strings.ToLower(n)
+	case "upper":
+		return strings.ToUpper(n)
+	}
+	return n
+}
+
+func testReadBack(t T, env *Env) {
+	e := openEngine(t, env, defaultConfig())
+	for ph, want := range specColumns {
+		tables := []string{e.Names.Shared[ph]}
+		if ph == "event_store_table" {
+			tables = e.Names.EventTables
+		}
+		for _, table := range tables {
+			rows := introspect(t, e, "columns", table)
+			var got []string
+			for rows.Next() {
+				var name, typ string
+				var a, b, c, nullable any
+				if err := rows.Scan(&name, &typ, &a, &b, &c, &nullable); err != nil {
+					t.Fatalf("scanning columns of %s: %v", table, err)
+				}
+				got = append(got, strings.ToLower(name))
+			}
+			rows.Close()
+			if strings.Join(got, ",") != strings.ToLower(strings.Join(want, ",")) {
+				t.Errorf("%s columns:\n got  %v\n want %v", table, got, want)
+			}
+		}
+	}
+	for ph, idxs := range specIndexes {
+		table := e.Names.Shared[ph]
+		rows := introspect(t, e, "indexes", table)
+		have := map[string]bool{}
+		for rows.Next() {
+			var name, col string
+			var uniq, ord any
+			if err := rows.Scan(&name, &col, &uniq, &ord); err != nil {
+				t.Fatalf("scanning indexes of %s: %v", table, err)
+			}
+			have[strings.ToLower(name)] = true
+		}
+		rows.Close()
+		for _, ix := range idxs {
+			want := strings.ToLower(strings.ReplaceAll(ix, "${t}", table))
+			if !have[want] {
+				t.Errorf("%s: index %s missing (have %v)", table, want, keys(have))
+			}
+		}
+	}
+	// The query table: declared columns and one index per field, unique where declared.
+	qt, _ := schema.ResolveQueryTable(testQueryTable, "")
+	rows := introspect(t, e, "indexes", qt)
+	unique := map[string]bool{}
+	for rows.Next() {
+		var name, col string
+		var uniq, ord any
+		if err := rows.Scan(&name, &col, &uniq, &ord); err != nil {
+			t.Fatalf("scanning indexes of %s: %v", qt, err)
+		}
+		unique[strings.ToLower(name)] = truthy(uniq)
+	}
+	rows.Close()
+	for _, f := range testQueryTable.Fields {
+		name := strings.ToLower("idx_" + qt + "_" + f.Column)
+		u, ok := unique[name]
+		if !ok {
+			t.Errorf("query table %s: index %s missing", qt, name)
+		} else if u != f.Unique {
+			t.Errorf("query table %s: index %s unique=%v, declared %v", qt, name, u, f.Unique)
+		}
+	}
+}
+
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case int64:
+		return x != 0
+	case []byte:
+		s := strings.ToLower(string(x))
+		return s == "1" || s == "true" || s == "yes" || s == "t"
+	case string:
+		s := strings.ToLower(x)
+		return s == "1" || s == "true" || s == "yes" || s == "t"
+	}
+	return false
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func testSeedsNotOverwritten(t T, env *Env) {
+	ctx := context.Background()
+	e := openEngine(t, env, defaultConfig())
+	hwmTable := e.Names.Shared["high_water_mark_store_table"]
+	if _, err := e.DB.ExecContext(ctx, "UPDATE "+hwmTable+" SET high_water_mark = 7 WHERE topic_name = 'event-store'"); err != nil {
+		t.Fatalf("%v", err)
+	}
+	counter := e.Names.Shared["event_store_global_position_table"]
+	if isCounter(env) {
+		if _, err := e.DB.ExecContext(ctx, "UPDATE "+counter+" SET val = 42 WHERE id = 1"); err != nil {
+			t.Fatalf("%v", err)
+		}
+	}
+	e2 := openEngine(t, env, defaultConfig())
+	var mark int64
+	if err := e2.DB.QueryRowContext(ctx, "SELECT high_water_mark FROM "+hwmTable+" WHERE topic_name = 'event-store'").Scan(&mark); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if mark != 7 {
+		t.Errorf("high-water mark reseeded: %d, want 7", mark)
+	}
+	var parts int
+	if err := e2.QueryRow(ctx, e2.DB, dialect.PartitionRead, nil, nil).Scan(&parts); err != nil || parts != 8 {
+		t.Errorf("partitions = %d (%v), want 8", parts, err)
+	}
+	if isCounter(env) {
+		var val int64
+		if err := e2.DB.QueryRowContext(ctx, "SELECT val FROM "+counter+" WHERE id = 1").Scan(&val); err != nil {
+			t.Fatalf("%v", err)
+		}
+		if val != 42 {
+			t.Errorf("position counter reseeded: %d, want 42", val)
+		}
+	}
+}
+
+func allNever() map[dialect.Area]schema.Mode {
+	m := map[dialect.Area]schema.Mode{}
+	for _, a := range []dialect.Area{dialect.AreaEventSourcing, dialect.AreaPartitioning, dialect.AreaMessaging, dialect.AreaCQRS, dialect.AreaSaga, dialect.AreaPublication} {
+		m[a] = schema.Never
+	}
+	return m
+}
+
+func testNeverMissingTable(t T, env *Env) {
+	cfg := defaultConfig()
+	cfg.Modes = allNever()
+	cfg.QueryTables = nil
+	_, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
+	mt := expectErr[*schema.MissingTableError](t, err, "startup on an empty database with schema creation off")
+	if mt.Table == "" || mt.Script == "" || !contains(err.Error(), mt.Table, mt.Script) {
+		t.Errorf("error must name the table and the script: %v", err)
+	}
+	if !errors.Is(err, schema.ErrMissingTable) {
+		t.Errorf("errors.Is(ErrMissingTable) = false")
+	}
+}
+
+func testNeverExisting(t T, env *Env) {
+	openEngine(t, env, defaultConfig())
+	cfg := defaultConfig()
+	cfg.Modes = allNever()
+	openEngine(t, env, cfg) // verifies and seeds without creating
+}
+
+func testInvalidIdentifiers(t T, env *Env) {
+	bad := []schema.Config{
+		{Prefixes: map[dialect.Area]string{dialect.AreaMessaging: "ACME-"}},
+		{TableNames: map[string]string{"consumers_table": "1CONSUMERS"}},
+		{TableNames: map[string]string{"consumers_table": "CONSUMERS; DROP TABLE X"}},
+		{TableNames: map[string]string{"consumers_table": strings.Repeat("C", 64)}},
+		{TableNames: map[string]string{"consumers_table": `"QUOTED"`}},
+		{Aggregates: []schema.Aggregate{{Name: "Account", EventTable: "account events"}}},
+		{Aggregates: []schema.Aggregate{{Name: "Ä" + strings.Repeat("x", 3), OwnTable: true}}},
+	}
+	for i, c := range bad {
+		cfg := defaultConfig()
+		cfg.Names = c
+		_, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
+		if !errors.Is(err, schema.ErrInvalidIdentifier) {
+			t.Errorf("case %d (%+v): want ErrInvalidIdentifier, got %v", i, c, err)
+		}
+	}
+	// Nothing was created by the refused configurations.
+	_, err := engine.Open(context.Background(), env.DB, env.Catalogue, engine.Config{Modes: allNever(), Partitions: 8})
+	expectErr[*schema.MissingTableError](t, err, "after refused configurations the database must still be empty")
+}
+
+func testLongDerivedNames(t T, env *Env) {
+	// A 63-character table name is valid, but idx_<name>_partition is 77
+	// characters: refused where the engine's limit is lower, created where
+	// it fits. Never truncated.
+	name := "E" + strings.Repeat("X", 62)
+	cfg := defaultConfig()
+	cfg.Names.Aggregates = []schema.Aggregate{{Namespace: "long", Name: "Long", EventTable: name, SnapshotTable: "LONG_SNAPS"}}
+	_, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
+	limit := env.Catalogue.Identity.MaxIdentifierLength
+	if limit < len("idx_"+name+"_partition") {
+		tl := expectErr[*schema.NameTooLongError](t, err, "a table whose derived names exceed the limit")
+		if tl.Table != name || !contains(err.Error(), name) {
+			t.Errorf("error must name the table: %v", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("limit %d fits the derived names, but: %v", limit, err)
+	}
+}
+
+func testPrefixes(t T, env *Env) {
+	cfg := defaultConfig()
+	cfg.Names.Prefixes = map[dialect.Area]string{dialect.AreaMessaging: "ACME_", dialect.AreaEventSourcing: "ES_", dialect.AreaSaga: "SG_", dialect.AreaCQRS: "Q_"}
+	cfg.Names.TableNames = map[string]string{"consumers_table": "CONSUMER_ROWS"}
+	e := openEngine(t, env, cfg)
+	want := map[string]string{
+		"consumers_table":                  "ACME_CONSUMER_ROWS",
+		"high_water_mark_store_table":      "ACME_HIGH_WATER_MARK_STORE",
+		"event_store_table":                "ES_EVENT_STORE",
+		"saga_deadlines_table":             "SG_SAGA_DEADLINES",
+		"event_publication_metadata_table": "EVENT_PUBLICATION_METADATA",
+	}
+	for ph, w := range want {
+		if got := e.Names.Shared[ph]; got != w {
+			t.Errorf("%s = %s, want %s", ph, got, w)
+		}
+	}
+	if got := e.Names.ByAggregate["bank.BankAccount"].Events; got != "ES_BANK_ACCOUNT_EVENTS" {
+		t.Errorf("derived aggregate table = %s, want ES_BANK_ACCOUNT_EVENTS", got)
+	}
+	if got := e.Names.ByAggregate["payments.Payment"].Events; got != "PAYMENTS_EVENTS" {
+		t.Errorf("explicit aggregate table = %s, want PAYMENTS_EVENTS (no prefix)", got)
+	}
+	all := map[dialect.Area]bool{dialect.AreaMessaging: true, dialect.AreaEventSourcing: true, dialect.AreaSaga: true}
+	if err := schema.Verify(context.Background(), e.DB, e.Cat, schema.Objects(e.Cat, e.Names), all); err != nil {
+		t.Errorf("prefixed schema: %v", err)
+	}
+}

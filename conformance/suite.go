@@ -1,0 +1,276 @@
+// Package conformance is the shared suite every dialect plugin must pass,
+// on a real database, through the real out-of-process plugin.
+//
+// It is used three ways with one entry point: `go test` in this repository
+// for every built-in plugin, `tidemark conformance --plugin … --dsn …` for
+// anyone's plugin binary, and Run from a third party's own tests:
+//
+//	func TestMyDialect(t *testing.T) {
+//	    conformance.Run(t, conformance.Target{
+//	        Load:   dialect.LoadOptions{Path: "./tidemark-dialect-mydb"},
+//	        Driver: "mydriver",
+//	        Fresh:  func(ctx context.Context) (string, func(), error) { /* a new empty database's DSN */ },
+//	    })
+//	}
+//
+// Tests have stable names, grouped by area ("schema/create_twice",
+// "eventstore/optimistic_locking", …). A run records a matrix (dialect ×
+// test: pass / fail / skip with the reason).
+package conformance
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// T is the part of *testing.T the suite uses, so the CLI can run it too.
+type T interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Fatal(args ...any)
+	Skipf(format string, args ...any)
+	Failed() bool
+	Cleanup(func())
+}
+
+// Target is a dialect plugin and a way to get fresh databases for it.
+type Target struct {
+	// Name labels the matrix row, e.g. "postgres (pgx)"; default the
+	// dialect's name.
+	Name string
+	// Load locates the plugin. The suite loads it out of process.
+	Load dialect.LoadOptions
+	// Driver is the database/sql driver name (its package must be imported
+	// by the caller); default the catalogue's DriverName.
+	Driver string
+	// Fresh returns the DSN of a new, empty database and a cleanup.
+	Fresh func(ctx context.Context) (dsn string, cleanup func(), err error)
+	// Only, when set, runs just the tests whose names have one of these prefixes.
+	Only []string
+}
+
+// Env is what a test gets: the loaded catalogue and a fresh database.
+type Env struct {
+	Target    Target
+	Catalogue dialect.Catalogue
+	Driver    string
+	DB        *sql.DB
+	DSN       string
+	// OpenDB opens another *sql.DB on the same database.
+	OpenDB func() *sql.DB
+}
+
+// Test is one conformance test.
+type Test struct {
+	Name string // "area/name", stable
+	Run  func(t T, env *Env)
+}
+
+// Tests returns every test of the suite, in a stable order.
+func Tests() []Test {
+	var all []Test
+	all = append(all, catalogueTests()...)
+	all = append(all, schemaTests()...)
+	all = append(all, eventStoreTests()...)
+	all = append(all, hwmTests()...)
+	return all
+}
+
+// Status of a test in the matrix.
+type Status string
+
+// Statuses.
+const (
+	Pass Status = "pass"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// Result is one cell of the matrix.
+type Result struct {
+	Target string
+	Test   string
+	Status Status
+	Reason string
+}
+
+// Matrix collects results; safe for concurrent use.
+type Matrix struct {
+	mu      sync.Mutex
+	Results []Result
+}
+
+// Add records a result.
+func (m *Matrix) Add(r Result) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Results = append(m.Results, r)
+}
+
+// Counts returns the numbers of passed, failed and skipped tests.
+func (m *Matrix) Counts() (pass, fail, skip int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.Results {
+		switch r.Status {
+		case Pass:
+			pass++
+		case Fail:
+			fail++
+		case Skip:
+			skip++
+		}
+	}
+	return
+}
+
+// String renders the matrix and ends with "N passed, N failed, N skipped".
+func (m *Matrix) String() string {
+	m.mu.Lock()
+	var b strings.Builder
+	targets := map[string]bool{}
+	for _, r := range m.Results {
+		targets[r.Target] = true
+	}
+	width := 0
+	for _, r := range m.Results {
+		width = max(width, len(r.Test))
+	}
+	names := make([]string, 0, len(targets))
+	for n := range targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&b, "== %s\n", n)
+		for _, r := range m.Results {
+			if r.Target != n {
+				continue
+			}
+			line := fmt.Sprintf("  %-*s  %s", width, r.Test, r.Status)
+			if r.Reason != "" {
+				line += "  (" + firstLine(r.Reason) + ")"
+			}
+			b.WriteString(line + "\n")
+		}
+	}
+	m.mu.Unlock()
+	p, f, s := m.Counts()
+	fmt.Fprintf(&b, "%d passed, %d failed, %d skipped\n", p, f, s)
+	return b.String()
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
+}
+
+// DefaultMatrix collects the results of Run.
+var DefaultMatrix = &Matrix{}
+
+// Run runs the suite as subtests of t and records each result in DefaultMatrix.
+func Run(t *testing.T, target Target) {
+	t.Helper()
+	ctx := context.Background()
+	loaded, err := dialect.Load(ctx, target.Load)
+	if err != nil {
+		t.Fatalf("loading plugin: %v", err)
+	}
+	name := target.Name
+	if name == "" {
+		name = loaded.Catalogue.Identity.Name
+	}
+	for _, test := range Tests() {
+		if !selected(target.Only, test.Name) {
+			continue
+		}
+		t.Run(test.Name, func(t *testing.T) {
+			defer func() {
+				r := Result{Target: name, Test: test.Name, Status: Pass}
+				switch {
+				case t.Failed():
+					r.Status, r.Reason = Fail, "see test log"
+				case t.Skipped():
+					r.Status, r.Reason = Skip, skipReason(t)
+				}
+				DefaultMatrix.Add(r)
+			}()
+			env := newEnv(t, target, loaded.Catalogue)
+			test.Run(t, env)
+		})
+	}
+}
+
+func selected(only []string, name string) bool {
+	if len(only) == 0 {
+		return true
+	}
+	for _, o := range only {
+		if strings.HasPrefix(name, o) {
+			return true
+		}
+	}
+	return false
+}
+
+var skipReasons sync.Map // *testing.T → reason
+
+func skipReason(t *testing.T) string {
+	if v, ok := skipReasons.Load(t); ok {
+		return v.(string)
+	}
+	return "skipped"
+}
+
+// skipf records the reason, then skips.
+func skipf(t T, format string, args ...any) {
+	t.Helper()
+	if tt, ok := t.(*testing.T); ok {
+		skipReasons.Store(tt, fmt.Sprintf(format, args...))
+	}
+	if c, ok := t.(*cliT); ok {
+		c.reason = fmt.Sprintf(format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+func newEnv(t T, target Target, cat dialect.Catalogue) *Env {
+	t.Helper()
+	ctx := context.Background()
+	dsn, cleanup, err := target.Fresh(ctx)
+	if err != nil {
+		t.Fatalf("fresh database: %v", err)
+	}
+	if cleanup != nil {
+		t.Cleanup(cleanup)
+	}
+	driver := target.Driver
+	if driver == "" {
+		driver = cat.Identity.DriverName
+	}
+	open := func() *sql.DB {
+		db, err := sql.Open(driver, dsn)
+		if err != nil {
+			t.Fatalf("sql.Open(%s): %v", driver, err)
+		}
+		db.SetMaxOpenConns(64)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	return &Env{Target: target, Catalogue: cat, Driver: driver, DB: open(), DSN: dsn, OpenDB: open}
+}

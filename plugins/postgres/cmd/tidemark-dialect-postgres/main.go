@@ -1,0 +1,9 @@
+// Command tidemark-dialect-postgres serves the postgres dialect to a Tidemark host.
+package main
+
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/postgres"
+)
+
+func main() { dialect.Serve(postgres.New()) }
