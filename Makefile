@@ -1,0 +1,60 @@
+# Tidemark — build, test, benchmark, demo.
+GO        ?= go
+BIN       ?= bin
+DIALECT   ?= sqlite
+PLUGINS   := $(notdir $(wildcard plugins/*/cmd/tidemark-dialect-*))
+GOFLAGS_T ?= -count=1 -timeout 25m
+
+.PHONY: all build plugins jdbcbridge test unit conformance bench demo vet fmt-check setup clean
+
+all: build
+
+## build: the CLI and every dialect plugin binary into $(BIN)/
+build: plugins
+	$(GO) build -o $(BIN)/tidemark ./cmd/tidemark
+
+plugins:
+	@mkdir -p $(BIN)
+	@for p in $(PLUGINS); do \
+		name=$${p#tidemark-dialect-}; \
+		echo "go build $(BIN)/$$p"; \
+		$(GO) build -o $(BIN)/$$p ./plugins/$$name/cmd/$$p || exit 1; \
+	done
+
+## jdbcbridge: compile the JDBC bridge server (javac only)
+jdbcbridge:
+	jdbcbridge/build.sh $(BIN)/jdbcbridge-classes
+
+## test: vet, format check, unit tests and the conformance suite on every engine this machine runs
+test: vet fmt-check
+	$(GO) test $(GOFLAGS_T) ./...
+
+unit:
+	$(GO) test $(GOFLAGS_T) $$($(GO) list ./... | grep -v /conformance)
+
+## conformance: the shared suite only, verbose, with the matrix
+conformance:
+	$(GO) test $(GOFLAGS_T) -v -run TestConformance ./conformance
+
+## bench: throughput and latency ratios against a plain-INSERT baseline, measured side by side
+bench:
+	$(GO) run ./bench $(BENCHFLAGS)
+	$(GO) test -run '^$$' -bench RoundTrip -benchtime 20000x ./jdbcbridge
+
+## demo: the embedded SQLite demo (DIALECT=h2 etc. for others)
+demo:
+	$(GO) run ./cmd/tidemark demo --dialect $(DIALECT) $(DEMOFLAGS)
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## setup: install what the tests need on Debian 12 (as root)
+setup:
+	scripts/setup-debian.sh
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tidemarkdb/tidemark/conformance"
+	"github.com/tidemarkdb/tidemark/conformance/harness"
+)
+
+// dsnEnv is where the harness looks for a server per engine.
+var dsnEnv = map[string]string{
+	harness.EnginePostgres:  "TIDEMARK_POSTGRES_DSN",
+	harness.EngineMariaDB:   "TIDEMARK_MARIADB_DSN",
+	harness.EngineMySQL:     "TIDEMARK_MYSQL_DSN",
+	harness.EngineSQLServer: "TIDEMARK_SQLSERVER_DSN",
+}
+
+func conformanceCmd() *cobra.Command {
+	var p pluginFlags
+	var dsn, driver, engineName string
+	var only []string
+	cmd := &cobra.Command{
+		Use:   "conformance",
+		Short: "Run the conformance suite against a dialect plugin on a real database",
+		Long: `Runs the shared conformance suite through the plugin, out of process.
+
+With --dsn, each test gets a fresh database created on that server (or the
+DSN itself when the account cannot create databases). Without it, the suite
+starts a local server from this machine's installation (PostgreSQL, MariaDB,
+H2/HSQLDB through the JDBC bridge), or uses Docker where a daemon answers;
+otherwise every test is reported as skipped, with the reason.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if engineName == "" {
+				engineName = p.dialect
+			}
+			if dsn != "" {
+				env, ok := dsnEnv[engineName]
+				if !ok {
+					return fmt.Errorf("--dsn is supported for engines %v; for %s the suite provides its own databases", keysOf(dsnEnv), engineName)
+				}
+				os.Setenv(env, dsn)
+			}
+			prov := harness.NewProvider()
+			defer prov.Close()
+			out := cmd.OutOrStdout()
+			target := conformance.Target{Load: p.options(), Driver: driver, Only: only,
+				Fresh: func(ctx context.Context) (string, func(), error) {
+					d, err := prov.Open(ctx, engineName, driver)
+					if err != nil {
+						return "", nil, err
+					}
+					return d.DSN, nil, nil
+				}}
+			probe, err := prov.Open(ctx, engineName, driver)
+			var skipped *harness.Skipped
+			switch {
+			case errors.As(err, &skipped):
+				fmt.Fprintf(out, "%s: every test skipped: %s\n", engineName, skipped.Reason)
+				fmt.Fprintf(out, "0 passed, 0 failed, %d skipped\n", len(conformance.Tests()))
+				return nil
+			case err != nil:
+				return err
+			}
+			fmt.Fprintf(out, "database: %s %s\n", probe.Source, probe.Note)
+			m, err := conformance.RunCLI(ctx, target, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(out, "\n"+m.String())
+			if _, failed, _ := m.Counts(); failed > 0 {
+				return fmt.Errorf("%d conformance tests failed", failed)
+			}
+			return nil
+		},
+	}
+	p.register(cmd)
+	cmd.Flags().StringVar(&dsn, "dsn", "", "a server to run on (fresh databases are created on it)")
+	cmd.Flags().StringVar(&driver, "driver", "", "database/sql driver (default: the engine's)")
+	cmd.Flags().StringVar(&engineName, "engine", "", "database engine when it differs from the dialect name (e.g. --dialect mysql --engine mariadb)")
+	cmd.Flags().StringSliceVar(&only, "only", nil, "run only tests whose names start with these prefixes")
+	return cmd
+}
+
+func keysOf(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+// Command tidemark is the Tidemark CLI: list dialect plugins, export or
+// apply the schema, run the conformance suite against a plugin, and a demo.
+//
+// Built-in dialects are served by re-executing this binary as the plugin
+// process, so `go run ./cmd/tidemark demo` needs no prior build and still
+// talks to its dialect out of process.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/builtin"
+
+	// database/sql drivers the CLI can use; the core imports none.
+	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "github.com/lib/pq"
+	_ "github.com/microsoft/go-mssqldb"
+	_ "github.com/tidemarkdb/tidemark/jdbcbridge"
+	_ "modernc.org/sqlite"
+)
+
+// serveCommand is the hidden subcommand a re-executed tidemark serves a
+// built-in dialect with.
+const serveCommand = "serve-dialect"
+
+// pluginFlags locate a dialect plugin.
+type pluginFlags struct {
+	dialect string
+	path    string
+	dirs    []string
+	sha256  string
+}
+
+func (p *pluginFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&p.dialect, "dialect", "sqlite", "dialect name (finds tidemark-dialect-<name>, else a built-in)")
+	cmd.Flags().StringVar(&p.path, "plugin", "", "explicit plugin binary (wins over --dialect)")
+	cmd.Flags().StringSliceVar(&p.dirs, "plugin-dir", nil, "directories searched first for plugin binaries (then $TIDEMARK_PLUGIN_PATH, then next to tidemark)")
+	cmd.Flags().StringVar(&p.sha256, "sha256", "", "pin the plugin binary's SHA-256 (hex); a mismatch is refused")
+}
+
+func (p *pluginFlags) options() dialect.LoadOptions {
+	return dialect.LoadOptions{Name: p.dialect, Path: p.path, PluginDirs: p.dirs, SHA256: p.sha256, SelfServe: selfServe}
+}
+
+// selfServe re-executes this binary as the plugin for a built-in dialect.
+func selfServe(name string) (*exec.Cmd, bool) {
+	if _, ok := builtin.Lookup(name); !ok {
+		return nil, false
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, false
+	}
+	return exec.Command(exe, serveCommand, name), true
+}
+
+func load(ctx context.Context, p *pluginFlags) (*dialect.Loaded, error) {
+	return dialect.Load(ctx, p.options())
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	root := &cobra.Command{
+		Use:           "tidemark",
+		Short:         "Tidemark: an event store and messaging storage engine on any SQL database",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(demoCmd(), schemaCmd(), migrateCmd(), pluginsCmd(), conformanceCmd(), serveCmd())
+	err := root.ExecuteContext(ctx)
+	stop()
+	dialect.CleanupClients()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tidemark:", err)
+		os.Exit(1)
+	}
+}
+
+func serveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    serveCommand + " NAME",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, ok := builtin.Lookup(args[0])
+			if !ok {
+				return fmt.Errorf("no built-in dialect %q (built-ins: %s)", args[0], strings.Join(builtin.Names(), ", "))
+			}
+			dialect.Serve(d)
+			return nil
+		},
+	}
+}

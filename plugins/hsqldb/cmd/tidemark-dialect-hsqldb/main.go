@@ -1,0 +1,9 @@
+// Command tidemark-dialect-hsqldb serves the hsqldb dialect to a Tidemark host.
+package main
+
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/hsqldb"
+)
+
+func main() { dialect.Serve(hsqldb.New()) }
