@@ -23,6 +23,9 @@ var targets = []target{
 	{"sqlite", "sqlite", harness.EngineSQLite, "sqlite"},
 	{"postgres (pgx)", "postgres", harness.EnginePostgres, "pgx"},
 	{"postgres (lib/pq)", "postgres", harness.EnginePostgres, "postgres"},
+	{"mariadb", "mariadb", harness.EngineMariaDB, "mysql"},
+	{"mysql plugin on MariaDB", "mysql", harness.EngineMySQL, "mysql"},
+	{"sqlserver", "sqlserver", harness.EngineSQLServer, "sqlserver"},
 }
 
 var (

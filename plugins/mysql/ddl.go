@@ -67,8 +67,8 @@ func eventSourcingDDL() map[string][]string {
 		dialect.ScriptEventStoreGlobalPosition: counterDDL("event_store_global_position_table"),
 		dialect.ScriptEventStore: {`CREATE TABLE IF NOT EXISTS ${event_store_table} (
     id              CHAR(36)     NOT NULL PRIMARY KEY,
-    aggregate_id    VARCHAR(255) NOT NULL,
-    aggregate_type  VARCHAR(255) NOT NULL,
+    aggregate_id    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    aggregate_type  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     sequence_no     BIGINT       NOT NULL,
     event_type      VARCHAR(255) NOT NULL,
     event_revision  INT          NOT NULL DEFAULT 0,
@@ -84,8 +84,8 @@ func eventSourcingDDL() map[string][]string {
 ` + tableOptions},
 		dialect.ScriptSnapshots: {`CREATE TABLE IF NOT EXISTS ${aggregate_snapshots_table} (
     id               CHAR(36)     NOT NULL PRIMARY KEY,
-    aggregate_id     VARCHAR(255) NOT NULL,
-    aggregate_type   VARCHAR(255) NOT NULL,
+    aggregate_id     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    aggregate_type   VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     sequence_no      BIGINT       NOT NULL,
     snapshot_version INT          NOT NULL DEFAULT 1,
     payload          LONGTEXT     NOT NULL,

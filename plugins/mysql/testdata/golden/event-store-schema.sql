@@ -1,12 +1,13 @@
 -- event-store-schema.sql for mysql, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
 -- Hand edit (deviation MY-1): DEFAULT CHARSET = utf8mb4 added to every CREATE TABLE that lacked it.
+-- Hand edit (deviation MY-3): aggregate_id and aggregate_type pinned to utf8mb4_bin (exact comparison).
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS account_event (
     id              CHAR(36)     NOT NULL PRIMARY KEY,
-    aggregate_id    VARCHAR(255) NOT NULL,
-    aggregate_type  VARCHAR(255) NOT NULL,
+    aggregate_id    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    aggregate_type  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     sequence_no     BIGINT       NOT NULL,
     event_type      VARCHAR(255) NOT NULL,
     event_revision  INT          NOT NULL DEFAULT 0,

@@ -1,0 +1,154 @@
+// Package h2 is Tidemark's H2 dialect: the spec's H2 2.1 DDL, the COUNTER_ROW
+// position strategy and H2's error codes. It describes; the core executes.
+//
+// H2 is reached from Go through the JDBC bridge (package jdbcbridge, driver
+// name "jdbcbridge"), so DSNs have the form
+//
+//	jdbcbridge://127.0.0.1:PORT?url=<url-escaped JDBC URL>&user=sa
+//
+// # Lock timeout
+//
+// Appends queue on the counter row of the global position table: each holds
+// it from allocation to commit. H2 2.1's default lock timeout (about 4 s,
+// then HYT00 / 50200) is too short once many writers queue, so the JDBC URL
+// should raise it, e.g.
+//
+//	jdbc:h2:file:./tidemark;LOCK_TIMEOUT=60000
+//
+// The dialect's DSNHint and the conformance harness use 60000 ms. A waiting
+// append that reaches the timeout fails with ErrLockTimeout's rule.
+//
+// # Positions
+//
+// PositionAllocate increments and returns the counter in one statement,
+// SELECT val FROM FINAL TABLE (UPDATE …): the UPDATE takes the row lock,
+// which H2 holds until the transaction ends, so positions are handed out in
+// commit order and a rollback restores them. H2 2.1 has no SKIP LOCKED and
+// ignores NOWAIT.
+package h2
+
+import (
+	"context"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// Version is the plugin's own version.
+const Version = "0.1.0"
+
+// LockTimeoutMillis is the LOCK_TIMEOUT the DSN hint and the conformance
+// harness put in H2 JDBC URLs.
+const LockTimeoutMillis = 60000
+
+// H2 is the H2 dialect.
+type H2 struct{}
+
+var _ dialect.Dialect = (*H2)(nil)
+
+// New returns the H2 dialect.
+func New() *H2 { return &H2{} }
+
+// Describe returns the catalogue.
+func (*H2) Describe(context.Context, dialect.DescribeRequest) (dialect.DescribeResponse, error) {
+	return dialect.DescribeResponse{Catalogue: Catalogue()}, nil
+}
+
+// eventColumns is the read order every event read returns.
+const eventColumns = `id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position`
+
+// now is the database clock. CURRENT_TIMESTAMP is TIMESTAMP WITH TIME ZONE
+// and, in H2, fixed for the duration of a transaction; every statement that
+// uses it runs in a transaction of its own.
+const now = `CURRENT_TIMESTAMP`
+
+// DSNHint is an example jdbcbridge DSN for a file database with the lock
+// timeout this dialect expects (url is jdbc:h2:file:./tidemark;LOCK_TIMEOUT=60000).
+const DSNHint = "jdbcbridge://127.0.0.1:4242?url=jdbc%3Ah2%3Afile%3A.%2Ftidemark%3BLOCK_TIMEOUT%3D60000&user=sa"
+
+// Catalogue is the H2 catalogue.
+func Catalogue() dialect.Catalogue {
+	return dialect.Catalogue{
+		Identity: dialect.Identity{
+			Name:                "h2",
+			Version:             Version,
+			ContractVersion:     dialect.ContractVersion,
+			ServerVersions:      "H2 2.1 (2.1.214 tested), default mode",
+			DriverName:          "jdbcbridge",
+			Drivers:             []string{"jdbcbridge"},
+			DSNHint:             DSNHint,
+			Placeholder:         dialect.PlaceholderQuestion,
+			QuoteOpen:           `"`,
+			QuoteClose:          `"`,
+			MaxIdentifierLength: 256,
+			FoldsUnquotedTo:     "upper",
+		},
+		Positions:  dialect.CounterRow,
+		Scripts:    dialect.Scripts(dialect.ObjectTable, ddl()),
+		Statements: statements(),
+		EventInsert: dialect.RowInsert{
+			Head: `INSERT INTO ${event_store_table} (` + eventColumns + `) VALUES `,
+			Row:  `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})`,
+		},
+		Locks:         dialect.LockForms{ForUpdate: " FOR UPDATE", Now: now},
+		Errors:        errorRules(),
+		Introspection: introspection(),
+		QueryColumns:  queryColumns(),
+	}
+}
+
+// errorRules maps H2 2.1's error codes (org.h2.api.ErrorCode). H2 puts the
+// violated index in quotes at the start of the message ("PUBLIC.PRIMARY_KEY_5
+// ON PUBLIC.EVENT_STORE(ID) …") and appends the SQL text, so the primary-key
+// pattern is anchored on the quoted index name.
+func errorRules() []dialect.ErrorRule {
+	return []dialect.ErrorRule{
+		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", MessagePattern: `violation: "[^" ]*\.PRIMARY_KEY_[0-9A-Z]* ON `},
+		{Class: dialect.ErrUniqueViolation, SQLState: "23505"},
+		{Class: dialect.ErrForeignKeyViolation, SQLState: "23503"},
+		{Class: dialect.ErrForeignKeyViolation, SQLState: "23506"},
+		{Class: dialect.ErrDeadlock, SQLState: "40001"},
+		{Class: dialect.ErrLockTimeout, VendorCode: 50200},
+		{Class: dialect.ErrLockTimeout, SQLState: "HYT00"},
+		{Class: dialect.ErrSerializationFailure, VendorCode: 90131}, // concurrent update
+		{Class: dialect.ErrQueryCanceled, SQLState: "57014"},
+		{Class: dialect.ErrUndefinedTable, VendorCode: 42102},
+		{Class: dialect.ErrUndefinedTable, VendorCode: 42103},
+		{Class: dialect.ErrUndefinedTable, VendorCode: 42104},
+		{Class: dialect.ErrConnectionLost, SQLState: "08*"},
+		{Class: dialect.ErrConnectionLost, VendorCode: 90067}, // connection broken
+		{Class: dialect.ErrConnectionLost, VendorCode: 90098}, // database is closed
+	}
+}
+
+func statements() map[dialect.StatementID]string {
+	lease := `TIMESTAMPADD(MILLISECOND, #{lease_millis}, ` + now + `)`
+	return map[dialect.StatementID]string{
+		dialect.PartitionSeed: `MERGE INTO ${partition_metadata_table} t USING (VALUES (1, CAST(#{partitions} AS INT))) AS s (id, partitions) ON t.id = s.id ` +
+			`WHEN NOT MATCHED THEN INSERT (id, partitions) VALUES (s.id, s.partitions)`,
+		dialect.PartitionRead: `SELECT partitions FROM ${partition_metadata_table} WHERE id = 1`,
+		dialect.PositionSeed: `MERGE INTO ${position_table} t USING (VALUES (1, 0)) AS s (id, val) ON t.id = s.id ` +
+			`WHEN NOT MATCHED THEN INSERT (id, val) VALUES (s.id, s.val)`,
+		// The UPDATE locks the row until the transaction ends; FINAL TABLE
+		// returns the value it wrote.
+		dialect.PositionAllocate:    `SELECT val FROM FINAL TABLE (UPDATE ${position_table} SET val = val + #{count} WHERE id = 1)`,
+		dialect.StreamVersion:       `SELECT MAX(sequence_no) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}`,
+		dialect.EventStream:         `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND sequence_no > #{after_sequence} ORDER BY sequence_no`,
+		dialect.EventRange:          `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
+		dialect.EventPartitionRange: `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
+		dialect.SnapshotInsert:      `INSERT INTO ${aggregate_snapshots_table} (id, aggregate_id, aggregate_type, sequence_no, snapshot_version, payload, created_at) VALUES (#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{snapshot_version}, #{payload}, #{created_at})`,
+		dialect.SnapshotLatest:      `SELECT sequence_no, payload, created_at FROM ${aggregate_snapshots_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND snapshot_version = #{snapshot_version} ORDER BY sequence_no DESC FETCH FIRST 1 ROW ONLY`,
+
+		dialect.HWMSeed: `MERGE INTO ${high_water_mark_store_table} t USING (VALUES (CAST(#{topic} AS VARCHAR(255)), 0, 0)) AS s (topic_name, high_water_mark, topic_start) ON t.topic_name = s.topic_name ` +
+			`WHEN NOT MATCHED THEN INSERT (topic_name, high_water_mark, topic_start) VALUES (s.topic_name, s.high_water_mark, s.topic_start)`,
+		dialect.HWMRead: `SELECT high_water_mark, pending_end, pending_horizon, lease_owner FROM ${high_water_mark_store_table} WHERE topic_name = #{topic}`,
+		dialect.HWMAcquire: `UPDATE ${high_water_mark_store_table} SET lease_owner = #{owner}, lease_expires_at = ` + lease +
+			` WHERE topic_name = #{topic} AND (lease_owner IS NULL OR lease_owner = #{owner} OR lease_expires_at IS NULL OR lease_expires_at < ` + now + `)`,
+		dialect.HWMRelease: `UPDATE ${high_water_mark_store_table} SET lease_owner = NULL, lease_expires_at = NULL WHERE topic_name = #{topic} AND lease_owner = #{owner}`,
+		dialect.HWMAdvance: `UPDATE ${high_water_mark_store_table} SET high_water_mark = #{mark}, pending_end = NULL, pending_horizon = NULL ` +
+			`WHERE topic_name = #{topic} AND lease_owner = #{owner} AND lease_expires_at >= ` + now + ` AND high_water_mark < #{mark}`,
+		// A plain read sees the last committed value and never waits for
+		// the append holding the row.
+		dialect.CommittedEnd: `SELECT val FROM ${position_table} WHERE id = 1`,
+		dialect.DatabaseNow:  `SELECT ` + now,
+	}
+}

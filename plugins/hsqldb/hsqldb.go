@@ -1,0 +1,138 @@
+// Package hsqldb is Tidemark's HSQLDB dialect: the spec's HSQLDB 2.7 DDL, the
+// COUNTER_ROW position strategy and HSQLDB's error codes. It describes; the
+// core executes.
+//
+// HSQLDB is reached from Go through the JDBC bridge (package jdbcbridge,
+// driver name "jdbcbridge"), so DSNs have the form
+//
+//	jdbcbridge://127.0.0.1:PORT?url=<url-escaped JDBC URL>&user=SA
+//
+// The database must run in MVCC mode: put ;hsqldb.tx=mvcc in the JDBC URL
+// when the database is created (or run SET DATABASE TRANSACTION CONTROL
+// MVCC). In the default LOCKS mode a plain read waits for every writer and
+// ignores cancellation.
+//
+// # Positions
+//
+// In MVCC mode SELECT … FOR UPDATE does not block another SELECT … FOR
+// UPDATE (the second one reads the old value), so it cannot serialise
+// appends. PositionAllocate therefore locks the counter row with an UPDATE,
+// which does wait for the holder and then reads the committed value, and
+// PositionAllocated reads back what this transaction wrote. HSQLDB has no
+// SKIP LOCKED and no NOWAIT.
+package hsqldb
+
+import (
+	"context"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// Version is the plugin's own version.
+const Version = "0.1.0"
+
+// HSQLDB is the HSQLDB dialect.
+type HSQLDB struct{}
+
+var _ dialect.Dialect = (*HSQLDB)(nil)
+
+// New returns the HSQLDB dialect.
+func New() *HSQLDB { return &HSQLDB{} }
+
+// Describe returns the catalogue.
+func (*HSQLDB) Describe(context.Context, dialect.DescribeRequest) (dialect.DescribeResponse, error) {
+	return dialect.DescribeResponse{Catalogue: Catalogue()}, nil
+}
+
+// eventColumns is the read order every event read returns.
+const eventColumns = `id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position`
+
+// now is the database clock: TIMESTAMP WITH TIME ZONE, fixed per statement.
+const now = `CURRENT_TIMESTAMP`
+
+// DSNHint is an example jdbcbridge DSN for a file database in MVCC mode (url
+// is jdbc:hsqldb:file:./tidemark;hsqldb.tx=mvcc).
+const DSNHint = "jdbcbridge://127.0.0.1:4242?url=jdbc%3Ahsqldb%3Afile%3A.%2Ftidemark%3Bhsqldb.tx%3Dmvcc&user=SA"
+
+// Catalogue is the HSQLDB catalogue.
+func Catalogue() dialect.Catalogue {
+	return dialect.Catalogue{
+		Identity: dialect.Identity{
+			Name:                "hsqldb",
+			Version:             Version,
+			ContractVersion:     dialect.ContractVersion,
+			ServerVersions:      "HSQLDB 2.7 (2.7.1 tested) in MVCC mode (hsqldb.tx=mvcc)",
+			DriverName:          "jdbcbridge",
+			Drivers:             []string{"jdbcbridge"},
+			DSNHint:             DSNHint,
+			Placeholder:         dialect.PlaceholderQuestion,
+			QuoteOpen:           `"`,
+			QuoteClose:          `"`,
+			MaxIdentifierLength: 128,
+			FoldsUnquotedTo:     "upper",
+		},
+		Positions:  dialect.CounterRow,
+		Scripts:    dialect.Scripts(dialect.ObjectTable, ddl()),
+		Statements: statements(),
+		EventInsert: dialect.RowInsert{
+			Head: `INSERT INTO ${event_store_table} (` + eventColumns + `) VALUES `,
+			Row:  `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})`,
+		},
+		// No ForUpdate: in MVCC mode it does not lock against another
+		// SELECT … FOR UPDATE; rows are locked by updating them.
+		Locks:         dialect.LockForms{Now: now},
+		Errors:        errorRules(),
+		Introspection: introspection(),
+		QueryColumns:  queryColumns(),
+	}
+}
+
+// errorRules maps HSQLDB's error codes (org.hsqldb.error.ErrorCode, negated
+// as JDBC vendor codes). A unique violation names the constraint: SYS_PK_n
+// for an unnamed primary key, SYS_CT_n for an unnamed unique constraint.
+func errorRules() []dialect.ErrorRule {
+	return []dialect.ErrorRule{
+		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", MessagePattern: `; SYS_PK_[0-9]+ table: `},
+		{Class: dialect.ErrUniqueViolation, SQLState: "23505"},
+		{Class: dialect.ErrForeignKeyViolation, SQLState: "23503"},
+		{Class: dialect.ErrSerializationFailure, SQLState: "40001"}, // -4861, also how MVCC deadlocks end
+		{Class: dialect.ErrQueryCanceled, SQLState: "40502"},        // -4872, a cancelled lock wait
+		{Class: dialect.ErrQueryCanceled, VendorCode: -4873},        // statement timeout
+		{Class: dialect.ErrUndefinedTable, SQLState: "42501", VendorCode: -5501, MessagePattern: `object not found`},
+		{Class: dialect.ErrConnectionLost, SQLState: "08*"},
+	}
+}
+
+func statements() map[dialect.StatementID]string {
+	lease := `TIMESTAMPADD(MILLISECOND, #{lease_millis}, ` + now + `)`
+	return map[dialect.StatementID]string{
+		dialect.PartitionSeed: `MERGE INTO ${partition_metadata_table} t USING (VALUES (1, CAST(#{partitions} AS INT))) AS s (id, partitions) ON t.id = s.id ` +
+			`WHEN NOT MATCHED THEN INSERT (id, partitions) VALUES (s.id, s.partitions)`,
+		dialect.PartitionRead: `SELECT partitions FROM ${partition_metadata_table} WHERE id = 1`,
+		dialect.PositionSeed: `MERGE INTO ${position_table} t USING (VALUES (1, 0)) AS s (id, val) ON t.id = s.id ` +
+			`WHEN NOT MATCHED THEN INSERT (id, val) VALUES (s.id, s.val)`,
+		// The UPDATE is the lock (held until the transaction ends); the
+		// SELECT then reads this transaction's own write.
+		dialect.PositionAllocate:    `UPDATE ${position_table} SET val = val + #{count} WHERE id = 1`,
+		dialect.PositionAllocated:   `SELECT val FROM ${position_table} WHERE id = 1`,
+		dialect.StreamVersion:       `SELECT MAX(sequence_no) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}`,
+		dialect.EventStream:         `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND sequence_no > #{after_sequence} ORDER BY sequence_no`,
+		dialect.EventRange:          `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
+		dialect.EventPartitionRange: `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
+		dialect.SnapshotInsert:      `INSERT INTO ${aggregate_snapshots_table} (id, aggregate_id, aggregate_type, sequence_no, snapshot_version, payload, created_at) VALUES (#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{snapshot_version}, #{payload}, #{created_at})`,
+		dialect.SnapshotLatest:      `SELECT sequence_no, payload, created_at FROM ${aggregate_snapshots_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND snapshot_version = #{snapshot_version} ORDER BY sequence_no DESC FETCH FIRST 1 ROW ONLY`,
+
+		dialect.HWMSeed: `MERGE INTO ${high_water_mark_store_table} t USING (VALUES (CAST(#{topic} AS VARCHAR(255)), 0, 0)) AS s (topic_name, high_water_mark, topic_start) ON t.topic_name = s.topic_name ` +
+			`WHEN NOT MATCHED THEN INSERT (topic_name, high_water_mark, topic_start) VALUES (s.topic_name, s.high_water_mark, s.topic_start)`,
+		dialect.HWMRead: `SELECT high_water_mark, pending_end, pending_horizon, lease_owner FROM ${high_water_mark_store_table} WHERE topic_name = #{topic}`,
+		dialect.HWMAcquire: `UPDATE ${high_water_mark_store_table} SET lease_owner = #{owner}, lease_expires_at = ` + lease +
+			` WHERE topic_name = #{topic} AND (lease_owner IS NULL OR lease_owner = #{owner} OR lease_expires_at IS NULL OR lease_expires_at < ` + now + `)`,
+		dialect.HWMRelease: `UPDATE ${high_water_mark_store_table} SET lease_owner = NULL, lease_expires_at = NULL WHERE topic_name = #{topic} AND lease_owner = #{owner}`,
+		dialect.HWMAdvance: `UPDATE ${high_water_mark_store_table} SET high_water_mark = #{mark}, pending_end = NULL, pending_horizon = NULL ` +
+			`WHERE topic_name = #{topic} AND lease_owner = #{owner} AND lease_expires_at >= ` + now + ` AND high_water_mark < #{mark}`,
+		// In MVCC mode a plain read sees the last committed value and never
+		// waits for the append holding the row.
+		dialect.CommittedEnd: `SELECT val FROM ${position_table} WHERE id = 1`,
+		dialect.DatabaseNow:  `VALUES (` + now + `)`,
+	}
+}

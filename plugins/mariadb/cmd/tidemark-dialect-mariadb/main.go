@@ -1,0 +1,9 @@
+// Command tidemark-dialect-mariadb serves the mariadb dialect to a Tidemark host.
+package main
+
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/mariadb"
+)
+
+func main() { dialect.Serve(mariadb.New()) }

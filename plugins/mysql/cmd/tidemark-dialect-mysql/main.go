@@ -1,0 +1,9 @@
+// Command tidemark-dialect-mysql serves the mysql dialect to a Tidemark host.
+package main
+
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/mysql"
+)
+
+func main() { dialect.Serve(mysql.New()) }
