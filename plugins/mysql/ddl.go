@@ -1,5 +1,9 @@
 // Package mysql is the Tidemark dialect for MySQL 8 and MariaDB 10.6+.
 //
+// One implementation serves both: New() describes the "mysql" dialect,
+// New(MariaDB()) the "mariadb" one (see package plugins/mariadb); they differ
+// only in their identity. Positions use a counter row (COUNTER_ROW).
+//
 // Both engines run the same DDL: the spec gives MariaDB the MySQL scripts
 // verbatim (the saga scripts have a MariaDB folder of their own, with the same
 // text), so this package has no flavor switch for the schema. The templates
@@ -13,7 +17,10 @@
 //     default of both engines); the widest, SAGA_DEADLINES' unique key of
 //     three VARCHAR(255) columns, takes 3060 bytes;
 //   - the query-table indexes are created without IF NOT EXISTS, which MySQL 8
-//     lacks, and guarded instead by QueryColumnTypes.IndexExists.
+//     lacks, and guarded instead by QueryColumnTypes.IndexExists;
+//   - the event and snapshot tables' aggregate_id and aggregate_type are
+//     utf8mb4_bin: the table default collation ignores case, which would make
+//     "ACCOUNT-1" and "account-1" one stream.
 //
 // # Identifier length
 //
