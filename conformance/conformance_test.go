@@ -26,6 +26,8 @@ var targets = []target{
 	{"mariadb", "mariadb", harness.EngineMariaDB, "mysql"},
 	{"mysql plugin on MariaDB", "mysql", harness.EngineMySQL, "mysql"},
 	{"sqlserver", "sqlserver", harness.EngineSQLServer, "sqlserver"},
+	{"h2", "h2", harness.EngineH2, "jdbcbridge"},
+	{"hsqldb", "hsqldb", harness.EngineHSQLDB, "jdbcbridge"},
 }
 
 var (
