@@ -16,10 +16,10 @@ var eventSourcingDDL = map[string][]string{
 	dialect.ScriptEventStore: {
 		`CREATE TABLE IF NOT EXISTS ${event_store_table} (
     id              VARCHAR(36)  PRIMARY KEY,
-    aggregate_id    VARCHAR(255) NOT NULL,
-    aggregate_type  VARCHAR(255) NOT NULL,
+    aggregate_id    VARCHAR(510) NOT NULL,
+    aggregate_type  VARCHAR(510) NOT NULL,
     sequence_no     BIGINT       NOT NULL,
-    event_type      VARCHAR(255) NOT NULL,
+    event_type      VARCHAR(510) NOT NULL,
     event_revision  INT          DEFAULT 0 NOT NULL,
     payload         CLOB         NOT NULL,
     metadata        CLOB,
@@ -38,8 +38,8 @@ var eventSourcingDDL = map[string][]string{
 	dialect.ScriptSnapshots: {
 		`CREATE TABLE IF NOT EXISTS ${aggregate_snapshots_table} (
     id               VARCHAR(36)  PRIMARY KEY,
-    aggregate_id     VARCHAR(255) NOT NULL,
-    aggregate_type   VARCHAR(255) NOT NULL,
+    aggregate_id     VARCHAR(510) NOT NULL,
+    aggregate_type   VARCHAR(510) NOT NULL,
     sequence_no      BIGINT       NOT NULL,
     snapshot_version INT          DEFAULT 1 NOT NULL,
     payload          CLOB         NOT NULL,
