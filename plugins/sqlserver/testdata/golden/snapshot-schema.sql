@@ -1,12 +1,13 @@
 -- snapshot-schema.sql for sqlserver, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
+-- Hand edit (deviation SS-2): aggregate_id NVARCHAR(510), aggregate_type NVARCHAR(255), both Latin1_General_100_BIN2.
 
 -- SQL Server
 IF OBJECT_ID(N'account_event_snapshots', N'U') IS NULL
     CREATE TABLE account_event_snapshots (
         id               VARCHAR(36)   NOT NULL PRIMARY KEY,
-        aggregate_id     VARCHAR(255)  NOT NULL,
-        aggregate_type   VARCHAR(255)  NOT NULL,
+        aggregate_id     NVARCHAR(510) COLLATE Latin1_General_100_BIN2 NOT NULL,
+        aggregate_type   NVARCHAR(255) COLLATE Latin1_General_100_BIN2 NOT NULL,
         sequence_no      BIGINT        NOT NULL,
         snapshot_version INT           NOT NULL DEFAULT 1,
         payload          NVARCHAR(MAX) NOT NULL,

@@ -1,0 +1,9 @@
+// Command tidemark-dialect-sqlserver serves the sqlserver dialect to a Tidemark host.
+package main
+
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/sqlserver"
+)
+
+func main() { dialect.Serve(sqlserver.New()) }
