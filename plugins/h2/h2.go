@@ -98,11 +98,13 @@ func Catalogue() dialect.Catalogue {
 
 // errorRules maps H2 2.1's error codes (org.h2.api.ErrorCode). H2 puts the
 // violated index in quotes at the start of the message ("PUBLIC.PRIMARY_KEY_5
-// ON PUBLIC.EVENT_STORE(ID) …") and appends the SQL text, so the primary-key
-// pattern is anchored on the quoted index name.
+// ON PUBLIC.EVENT_STORE(ID) …" for a UUID key, "PRIMARY KEY ON PUBLIC.T(ID)"
+// for an integer key that is the row id) and appends the SQL text, so the
+// primary-key pattern is anchored on the quoted index name. A unique
+// constraint's index is CONSTRAINT_INDEX_n (or the constraint's name).
 func errorRules() []dialect.ErrorRule {
 	return []dialect.ErrorRule{
-		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", MessagePattern: `violation: "[^" ]*\.PRIMARY_KEY_[0-9A-Z]* ON `},
+		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", MessagePattern: `violation: "(?:[^" ]*\.)?PRIMARY(?:_KEY_[0-9A-Z]*| KEY) ON `},
 		{Class: dialect.ErrUniqueViolation, SQLState: "23505"},
 		{Class: dialect.ErrForeignKeyViolation, SQLState: "23503"},
 		{Class: dialect.ErrForeignKeyViolation, SQLState: "23506"},
