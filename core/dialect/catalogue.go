@@ -140,9 +140,16 @@ type RowInsert struct {
 	Row  string `json:"row"`  // "(#{id}, #{aggregate_id}, …)"
 	Tail string `json:"tail"` // e.g. " RETURNING global_position", or ""
 	// ReturnsPositions is true when the statement returns one row per
-	// inserted event with its global_position, in insert order (used by
-	// SequenceXIDHorizon, where the database draws the position).
+	// inserted event, (global_position, sequence_no), in insert order (used
+	// by SequenceXIDHorizon, where the database draws the position).
 	ReturnsPositions bool `json:"returns_positions"`
+	// NextSequence, optional, is an SQL expression the core puts in place of
+	// #{sequence_no} when appending with no expected version: the stream's
+	// next sequence number computed by the database in the same statement,
+	// binding #{aggregate_id} and #{sequence_offset} (1 for the first event).
+	// With ReturnsPositions it lets a single-stream append be one
+	// autocommit statement: no transaction round trips, no version read.
+	NextSequence string `json:"next_sequence,omitempty"`
 }
 
 // LockForms describes how the engine locks and what it lacks.

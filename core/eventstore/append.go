@@ -20,19 +20,38 @@ const insertChunk = 500
 const anyRetries = 16
 
 type row struct {
-	table string
-	vals  map[string]any
-	index int // position in the append's event order
+	table    string
+	vals     map[string]any
+	index    int    // position in the append's event order
+	computed bool   // sequence_no computed by the database (NextSequence)
+	stream   string // stream key, for computed rows
 }
 
 // Append appends streams in one transaction of its own: all or nothing.
+//
+// Where the dialect allows it (the insert draws positions and returns them),
+// a single-stream append is one autocommit statement: atomic by itself, with
+// no transaction round trips and, for Exactly and NoStream, no version read:
+// the unique constraint on (aggregate_id, sequence_no) is the check.
 func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error) {
 	for attempt := 0; ; attempt++ {
+		if s.oneStatement(streams) {
+			res, err := s.append(ctx, s.e.DB, streams, false)
+			if err != nil {
+				var ce *ConcurrencyError
+				if errors.As(err, &ce) && ce.Expected == Any && attempt < anyRetries {
+					continue
+				}
+				return Appended{}, err
+			}
+			s.nudge()
+			return res, nil
+		}
 		tx, err := s.e.DB.BeginTx(ctx, nil)
 		if err != nil {
 			return Appended{}, err
 		}
-		res, err := s.append(ctx, tx, streams)
+		res, err := s.append(ctx, tx, streams, false)
 		if err != nil {
 			_ = tx.Rollback()
 			var ce *ConcurrencyError
@@ -53,7 +72,9 @@ func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error)
 // own writes commit with the events. On error the caller must roll back
 // (on some engines the transaction is already aborted).
 func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Appended, error) {
-	res, err := s.append(ctx, tx, streams)
+	// The version is read first, so a conflict is reported before any
+	// statement fails (which would abort the caller's transaction on some engines).
+	res, err := s.append(ctx, tx, streams, true)
 	if err == nil {
 		s.afterCommit(tx)
 	}
@@ -62,7 +83,43 @@ func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Ap
 
 func streamKey(t, id string) string { return t + "/" + id }
 
-func (s *Store) append(ctx context.Context, tx *sql.Tx, streams []Stream) (Appended, error) {
+// oneStatement tells whether streams can be appended by one autocommit
+// INSERT: one stream, one chunk, positions and sequence numbers returned by
+// the insert, and an expectation the statement itself can enforce.
+func (s *Store) oneStatement(streams []Stream) bool {
+	ins := s.e.Cat.EventInsert
+	if !ins.ReturnsPositions || len(streams) != 1 || len(streams[0].Events) > insertChunk {
+		return false
+	}
+	switch streams[0].Expected {
+	case StreamExists:
+		return false
+	case Any:
+		return ins.NextSequence != ""
+	}
+	return true
+}
+
+// execer is a *sql.Tx, or the *sql.DB for a one-statement append.
+type execer interface {
+	queryer
+	StmtContext(ctx context.Context, st *sql.Stmt) *sql.Stmt
+}
+
+type dbExecer struct{ *sql.DB }
+
+func (dbExecer) StmtContext(_ context.Context, st *sql.Stmt) *sql.Stmt { return st }
+
+func (s *Store) append(ctx context.Context, q queryer, streams []Stream, precheck bool) (Appended, error) {
+	var tx execer
+	switch x := q.(type) {
+	case *sql.Tx:
+		tx = x
+	case *sql.DB:
+		tx = dbExecer{x}
+	default:
+		return Appended{}, fmt.Errorf("append on %T", q)
+	}
 	res := Appended{Versions: map[string]int64{}}
 	var rows []row
 	now := time.Now().UTC()
@@ -77,15 +134,28 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, streams []Stream) (Appen
 			continue
 		}
 		table := s.eventTable(st.AggregateType)
-		actual, err := s.streamVersion(ctx, tx, table, st.AggregateID)
-		if err != nil {
-			return res, err
-		}
-		if !versionMatches(st.Expected, actual) {
-			return res, &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
+		// The stream's version: read it; or, for NoStream, let the unique
+		// constraint on sequence 0 check it; or let the database compute the
+		// next sequence number in the insert itself. (An exact version is
+		// always read: the constraint alone cannot tell that version v exists.)
+		seq, computed := int64(0), false
+		switch {
+		case !precheck && st.Expected == NoStream:
+			seq = -1
+		case !precheck && st.Expected == Any && s.e.Cat.EventInsert.NextSequence != "" && s.e.Cat.EventInsert.ReturnsPositions:
+			computed = true
+		default:
+			actual, err := s.streamVersion(ctx, tx, table, st.AggregateID)
+			if err != nil {
+				return res, err
+			}
+			if !versionMatches(st.Expected, actual) {
+				return res, &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
+			}
+			seq = actual
 		}
 		part := PartitionKey(st.AggregateID, s.e.Partitions)
-		seq := actual
+		first := len(rows)
 		for i, ev := range st.Events {
 			if err := checkEvent(i, ev); err != nil {
 				return res, err
@@ -115,8 +185,18 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, streams []Stream) (Appen
 				"payload": string(ev.Payload), "metadata": meta, "occurred_at": at.UTC(),
 				"partition_key": part,
 			}})
+			if computed {
+				rows[len(rows)-1].vals["sequence_offset"] = int64(i + 1)
+				rows[len(rows)-1].computed = true
+			}
 		}
 		res.Versions[streamKey(st.AggregateType, st.AggregateID)] = seq
+		if computed {
+			res.Versions[streamKey(st.AggregateType, st.AggregateID)] = -1 // set from the insert's result
+			for i := first; i < len(rows); i++ {
+				rows[i].stream = streamKey(st.AggregateType, st.AggregateID)
+			}
+		}
 	}
 	if len(rows) == 0 {
 		return res, nil
@@ -124,7 +204,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, streams []Stream) (Appen
 	res.Positions = make([]int64, len(rows))
 	// Lock the counter as late as possible: after every read of the append.
 	if s.e.Cat.Positions == dialect.CounterRow {
-		end, err := s.allocate(ctx, tx, len(rows))
+		end, err := s.allocate(ctx, q, len(rows))
 		if err != nil {
 			return res, err
 		}
@@ -140,7 +220,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, streams []Stream) (Appen
 		for end < len(rows) && end-start < insertChunk && rows[end].table == rows[start].table {
 			end++
 		}
-		if err := s.insert(ctx, tx, rows[start:end], res.Positions); err != nil {
+		if err := s.insert(ctx, tx, rows[start:end], res); err != nil {
 			return res, s.translate(ctx, err, streams, rows[start].table)
 		}
 		start = end
@@ -173,7 +253,7 @@ func (s *Store) streamVersion(ctx context.Context, q queryer, table, id string) 
 	return v.Int64, nil
 }
 
-func (s *Store) allocate(ctx context.Context, tx *sql.Tx, n int) (int64, error) {
+func (s *Store) allocate(ctx context.Context, tx queryer, n int) (int64, error) {
 	tables := map[string]string{"position_table": s.e.Names.Shared["event_store_global_position_table"]}
 	args := map[string]any{"count": n}
 	var end int64
@@ -192,12 +272,16 @@ func (s *Store) allocate(ctx context.Context, tx *sql.Tx, n int) (int64, error) 
 	return end, nil
 }
 
-var rowParams = []string{"id", "aggregate_id", "aggregate_type", "sequence_no", "event_type", "event_revision", "payload", "metadata", "occurred_at", "partition_key", "global_position"}
+var rowParams = []string{"id", "aggregate_id", "aggregate_type", "sequence_no", "sequence_offset", "event_type", "event_revision", "payload", "metadata", "occurred_at", "partition_key", "global_position"}
 
-func (s *Store) insert(ctx context.Context, tx *sql.Tx, rows []row, positions []int64) error {
+func (s *Store) insert(ctx context.Context, tx execer, rows []row, res Appended) error {
 	ins := s.e.Cat.EventInsert
-	key := fmt.Sprintf("insert|%s|%d", rows[0].table, len(rows))
-	tmpl := ins.Head + strings.TrimSuffix(strings.Repeat(ins.Row+", ", len(rows)), ", ") + ins.Tail
+	row := ins.Row
+	if rows[0].computed {
+		row = strings.Replace(row, "#{sequence_no}", ins.NextSequence, 1)
+	}
+	key := fmt.Sprintf("insert|%s|%d|%v", rows[0].table, len(rows), rows[0].computed)
+	tmpl := ins.Head + strings.TrimSuffix(strings.Repeat(row+", ", len(rows)), ", ") + ins.Tail
 	c, err := s.e.CompileText(tmpl, map[string]string{"event_store_table": rows[0].table})
 	if err != nil {
 		return err
@@ -228,10 +312,14 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, rows []row, positions []
 	i := 0
 	for rs.Next() {
 		if i >= len(rows) {
-			return errors.New("event insert returned more positions than rows")
+			return errors.New("event insert returned more rows than it inserted")
 		}
-		if err := rs.Scan(&positions[rows[i].index]); err != nil {
+		var seq int64
+		if err := rs.Scan(&res.Positions[rows[i].index], &seq); err != nil {
 			return err
+		}
+		if rows[i].computed {
+			res.Versions[rows[i].stream] = max(res.Versions[rows[i].stream], seq)
 		}
 		i++
 	}
@@ -239,7 +327,7 @@ func (s *Store) insert(ctx context.Context, tx *sql.Tx, rows []row, positions []
 		return err
 	}
 	if i != len(rows) {
-		return fmt.Errorf("event insert returned %d positions for %d rows", i, len(rows))
+		return fmt.Errorf("event insert returned %d rows for %d events", i, len(rows))
 	}
 	return nil
 }

@@ -54,8 +54,9 @@ func Catalogue() dialect.Catalogue {
 			// is evaluated (CASE evaluates its condition first), so every
 			// position is drawn by a transaction that already has its id.
 			Row:              `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('${event_store_global_position_table}') END)`,
-			Tail:             ` RETURNING global_position`,
+			Tail:             ` RETURNING global_position, sequence_no`,
 			ReturnsPositions: true,
+			NextSequence:     `(SELECT COALESCE(MAX(sequence_no), -1) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}) + #{sequence_offset}`,
 		},
 		Locks: dialect.LockForms{ForUpdate: " FOR UPDATE", SkipLocked: true, Now: "now()"},
 		Errors: []dialect.ErrorRule{

@@ -1,0 +1,178 @@
+// Command bench measures Tidemark against a plain-INSERT baseline, side by
+// side in one run, on every dialect this machine can run (`make bench`).
+//
+// Every figure is a ratio measured in the same round: tidemark / baseline,
+// where the baseline inserts identical rows into an identical table with the
+// same driver, transaction shape and prepare mode, but no position
+// allocation, no version check and no mark. Rounds alternate the two sides;
+// the report gives the median and the min–max of the per-round ratios.
+//
+// The catalogue is linked in process here (dialect.InProcess): the hot path
+// makes no plugin call, so out-of-process loading changes nothing measured.
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/conformance/harness"
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/plugins/builtin"
+
+	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
+	_ "github.com/tidemarkdb/tidemark/jdbcbridge"
+	_ "modernc.org/sqlite"
+)
+
+type target struct{ dialect, engine, driver string }
+
+var allTargets = []target{
+	{"postgres", harness.EnginePostgres, "pgx"},
+	{"sqlite", harness.EngineSQLite, "sqlite"},
+	{"mariadb", harness.EngineMariaDB, "mysql"},
+	{"h2", harness.EngineH2, "jdbcbridge"},
+	{"hsqldb", harness.EngineHSQLDB, "jdbcbridge"},
+}
+
+var (
+	flagOnly     = flag.String("only", "", "comma-separated dialects (default: all runnable)")
+	flagRounds   = flag.Int("rounds", 5, "rounds per cell (each round measures both sides)")
+	flagCell     = flag.Duration("cell", 700*time.Millisecond, "duration of one side of one round")
+	flagBig      = flag.Int("big", 1000000, "stored events for the large-table append latency (0 to skip)")
+	flagReadRows = flag.Int("read-rows", 50000, "events for the catch-up read comparison")
+	flagPoll     = flag.Duration("poll", 100*time.Millisecond, "high-water-mark poll interval for the tail latency")
+)
+
+func main() {
+	flag.Parse()
+	ctx := context.Background()
+	prov := harness.NewProvider()
+	defer prov.Close()
+	fmt.Printf("Tidemark benchmark — %s, %d rounds × %s per side per cell; ratio = tidemark / baseline (median [min–max])\n",
+		time.Now().UTC().Format(time.RFC3339), *flagRounds, *flagCell)
+	for _, tg := range allTargets {
+		if *flagOnly != "" && !strings.Contains(","+*flagOnly+",", ","+tg.dialect+",") {
+			continue
+		}
+		d, ok := builtin.Lookup(tg.dialect)
+		if !ok {
+			fmt.Printf("\n== %s: skipped: dialect not built in yet\n", tg.dialect)
+			continue
+		}
+		db, err := prov.Open(ctx, tg.engine, tg.driver)
+		var sk *harness.Skipped
+		if errors.As(err, &sk) {
+			fmt.Printf("\n== %s: skipped: %s\n", tg.dialect, sk.Reason)
+			continue
+		}
+		if err != nil {
+			fmt.Printf("\n== %s: error: %v\n", tg.dialect, err)
+			continue
+		}
+		fmt.Printf("\n== %s (%s, driver %s) — %s\n", tg.dialect, db.Source, tg.driver, db.Note)
+		if err := runDialect(ctx, prov, tg, d); err != nil {
+			fmt.Printf("   error: %v\n", err)
+		}
+	}
+}
+
+func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialect.Dialect) error {
+	loaded, err := dialect.InProcess(ctx, d)
+	if err != nil {
+		return err
+	}
+	fresh := func() (*bench, error) {
+		db, err := prov.Open(ctx, tg.engine, tg.driver)
+		if err != nil {
+			return nil, err
+		}
+		return newBench(ctx, loaded.Catalogue, tg.driver, db.DSN)
+	}
+	for _, batch := range []int{1, 100} {
+		for _, writers := range []int{1, 4, 16} {
+			b, err := fresh()
+			if err != nil {
+				return err
+			}
+			var ratios []float64
+			var tmRate, blRate float64
+			for r := 0; r < *flagRounds; r++ {
+				bl := b.appendRate(ctx, writers, batch, true)
+				tm := b.appendRate(ctx, writers, batch, false)
+				ratios = append(ratios, tm/bl)
+				tmRate, blRate = tmRate+tm, blRate+bl
+			}
+			b.close()
+			n := float64(*flagRounds)
+			fmt.Printf("   append  %3d writers × %3d-event tx: %8.0f ev/s vs baseline %8.0f ev/s  ratio %s\n",
+				writers, batch, tmRate/n, blRate/n, summary(ratios))
+		}
+	}
+	b, err := fresh()
+	if err != nil {
+		return err
+	}
+	if err := b.readComparison(ctx, *flagReadRows); err != nil {
+		return err
+	}
+	if err := b.tailLatency(ctx, 4, 2*time.Second); err != nil {
+		return err
+	}
+	if *flagBig > 0 {
+		if err := b.growthLatency(ctx, []int{10000, *flagBig}); err != nil {
+			return err
+		}
+	}
+	b.close()
+	return nil
+}
+
+func summary(r []float64) string {
+	s := append([]float64(nil), r...)
+	sort.Float64s(s)
+	return fmt.Sprintf("%.2f [%.2f–%.2f]", s[len(s)/2], s[0], s[len(s)-1])
+}
+
+type bench struct {
+	db    *sql.DB
+	e     *engine.Engine
+	store *eventstore.Store
+	adv   *hwm.Advancer
+}
+
+func newBench(ctx context.Context, cat dialect.Catalogue, driver, dsn string) (*bench, error) {
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
+	e, err := engine.Open(ctx, db, cat, engine.Config{Names: benchNames()})
+	if err != nil {
+		return nil, err
+	}
+	adv := hwm.New(e, hwm.Options{PollInterval: *flagPoll})
+	return &bench{db: db, e: e, store: eventstore.New(e, adv), adv: adv}, nil
+}
+
+func (b *bench) close() {
+	b.e.Close()
+	b.db.Close()
+}
+
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == "-h" {
+		flag.Usage()
+	}
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/schema"
+)
+
+const baselineTable = "BENCH_BASELINE"
+
+// benchNames declares the benchmark aggregate on the shared table and an
+// aggregate whose own table, created by the same DDL, is the baseline's.
+func benchNames() schema.Config {
+	return schema.Config{Aggregates: []schema.Aggregate{
+		{Namespace: "bench", Name: "Account"},
+		{Namespace: "bench", Name: "Baseline", EventTable: baselineTable, SnapshotTable: "BENCH_BASELINE_SNAPSHOTS"},
+	}}
+}
+
+var payload = []byte(`{"amount":125.5,"currency":"EUR","note":"benchmark event payload of a typical size"}`)
+
+var baselineSeq atomic.Int64
+var baselineStmts sync.Map // batch → *sql.Stmt
+
+func (b *bench) baselineStmt(ctx context.Context, n int) (*sql.Stmt, error) {
+	if st, ok := baselineStmts.Load(fmt.Sprintf("%p/%d", b, n)); ok {
+		return st.(*sql.Stmt), nil
+	}
+	row := "(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})"
+	q := "INSERT INTO " + baselineTable + " (id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position) VALUES " +
+		strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	c := dialect.Compile(q, b.e.Cat.Identity.Placeholder)
+	st, err := b.db.PrepareContext(ctx, c.SQL)
+	if err != nil {
+		return nil, err
+	}
+	baselineStmts.Store(fmt.Sprintf("%p/%d", b, n), st)
+	return st, nil
+}
+
+// baselineTx inserts n identical-shape rows in one transaction: no position
+// allocation (a local counter), no version check, no mark.
+func (b *bench) baselineTx(ctx context.Context, n int) error {
+	st, err := b.baselineStmt(ctx, n)
+	if err != nil {
+		return err
+	}
+	agg := uuid.NewString()
+	now := time.Now().UTC()
+	args := make([]any, 0, n*11)
+	for i := 0; i < n; i++ {
+		id, _ := uuid.NewV7()
+		args = append(args, id.String(), agg, "bench.Baseline", int64(i), "bench.Deposited", 0, string(payload), nil, now,
+			eventstore.PartitionKey(agg, b.e.Partitions), baselineSeq.Add(1))
+	}
+	tx, err := b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func (b *bench) tidemarkTx(ctx context.Context, rng *rand.Rand, n int) error {
+	evs := make([]eventstore.Event, n)
+	for i := range evs {
+		evs[i] = eventstore.Event{Type: "bench.Deposited", Payload: payload}
+	}
+	_, err := b.store.Append(ctx, eventstore.Stream{AggregateType: "bench.Account", AggregateID: fmt.Sprintf("acc-%d", rng.IntN(1_000_000)), Events: evs})
+	return err
+}
+
+// appendRate runs writers for one cell and returns events per second.
+func (b *bench) appendRate(ctx context.Context, writers, batch int, baseline bool) float64 {
+	var events atomic.Int64
+	var firstErr atomic.Value
+	deadline := time.Now().Add(*flagCell)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
+			for time.Now().Before(deadline) {
+				var err error
+				if baseline {
+					err = b.baselineTx(ctx, batch)
+				} else {
+					err = b.tidemarkTx(ctx, rng, batch)
+				}
+				if err != nil {
+					if eventstore.IsConflict(err) {
+						continue
+					}
+					firstErr.CompareAndSwap(nil, err)
+					return
+				}
+				events.Add(int64(batch))
+			}
+		}()
+	}
+	wg.Wait()
+	if err, _ := firstErr.Load().(error); err != nil {
+		fmt.Printf("   (error during %v cell: %v)\n", map[bool]string{true: "baseline", false: "tidemark"}[baseline], err)
+	}
+	return float64(events.Load()) / time.Since(start).Seconds()
+}
+
+func (b *bench) publish(ctx context.Context) error {
+	for {
+		moved, err := b.adv.Cycle(ctx)
+		if err != nil {
+			return err
+		}
+		if !moved {
+			return nil
+		}
+	}
+}
+
+// load appends n events in 500-event transactions and publishes them.
+func (b *bench) load(ctx context.Context, n int) error {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for done := 0; done < n; {
+		k := min(500, n-done)
+		if err := b.tidemarkTx(ctx, rng, k); err != nil && !eventstore.IsConflict(err) {
+			return err
+		} else if err == nil {
+			done += k
+		}
+	}
+	return b.publish(ctx)
+}
+
+func (b *bench) readComparison(ctx context.Context, n int) error {
+	if err := b.load(ctx, n); err != nil {
+		return err
+	}
+	table := b.e.Names.Shared["event_store_table"]
+	plain := "SELECT id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position FROM " + table + " ORDER BY global_position"
+	var ratios []float64
+	var tmRate, blRate float64
+	for r := 0; r < *flagRounds; r++ {
+		start := time.Now()
+		rows, err := b.db.QueryContext(ctx, plain)
+		if err != nil {
+			return err
+		}
+		count := 0
+		for rows.Next() {
+			var id, agg, typ, et, pl string
+			var seq, pos, part int64
+			var rev int
+			var meta sql.NullString
+			var at any
+			if err := rows.Scan(&id, &agg, &typ, &seq, &et, &rev, &pl, &meta, &at, &part, &pos); err != nil {
+				return err
+			}
+			count++
+		}
+		rows.Close()
+		bl := float64(count) / time.Since(start).Seconds()
+		start = time.Now()
+		got := 0
+		for after := int64(0); ; {
+			page, err := b.store.ReadAll(ctx, after, 1000)
+			if err != nil {
+				return err
+			}
+			if len(page) == 0 {
+				break
+			}
+			got += len(page)
+			after = page[len(page)-1].GlobalPosition
+		}
+		tm := float64(got) / time.Since(start).Seconds()
+		if got != count {
+			return fmt.Errorf("catch-up read %d events, plain read %d", got, count)
+		}
+		ratios = append(ratios, tm/bl)
+		tmRate, blRate = tmRate+tm, blRate+bl
+	}
+	n64 := float64(*flagRounds)
+	fmt.Printf("   read    catch-up of %d events, pages of 1000: %8.0f ev/s vs one plain SELECT stream %8.0f ev/s  ratio %s\n",
+		n, tmRate/n64, blRate/n64, summary(ratios))
+	return nil
+}
+
+// tailLatency measures commit-to-readable under load: writers append
+// single-event transactions; a follower waits on the mark.
+func (b *bench) tailLatency(ctx context.Context, writers int, d time.Duration) error {
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	advDone := make(chan struct{})
+	go func() { defer close(advDone); _ = b.adv.Run(runCtx) }()
+	start, _ := b.store.Mark(ctx)
+	var mu sync.Mutex
+	committed := map[int64]time.Time{}
+	seen := map[int64]time.Time{}
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(d)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 99))
+			for time.Now().Before(deadline) {
+				res, err := b.store.Append(ctx, eventstore.Stream{AggregateType: "bench.Account", AggregateID: fmt.Sprintf("t-%d", rng.IntN(1_000_000)),
+					Events: []eventstore.Event{{Type: "bench.Tail", Payload: payload}}})
+				now := time.Now()
+				if err != nil {
+					continue
+				}
+				mu.Lock()
+				committed[res.Positions[0]] = now
+				mu.Unlock()
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+	}
+	followerDone := make(chan struct{})
+	go func() {
+		defer close(followerDone)
+		after := start
+		for {
+			changed := b.adv.Changed()
+			page, err := b.store.ReadAll(ctx, after, 1000)
+			if err == nil && len(page) > 0 {
+				now := time.Now()
+				mu.Lock()
+				for _, r := range page {
+					seen[r.GlobalPosition] = now
+				}
+				mu.Unlock()
+				after = page[len(page)-1].GlobalPosition
+				continue
+			}
+			select {
+			case <-changed:
+			case <-runCtx.Done():
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	time.Sleep(*flagPoll * 3)
+	stop()
+	<-advDone
+	<-followerDone
+	var lat []time.Duration
+	for p, c := range committed {
+		if s, ok := seen[p]; ok {
+			lat = append(lat, max(0, s.Sub(c)))
+		}
+	}
+	if len(lat) == 0 {
+		return fmt.Errorf("tail latency: no event observed")
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p := func(q float64) time.Duration { return lat[min(len(lat)-1, int(q*float64(len(lat))))] }
+	fmt.Printf("   tail    commit-to-readable, %d writers, poll %s: p50 %s  p99 %s  (n=%d of %d committed; target p99 ≤ %s)\n",
+		writers, *flagPoll, p(0.5).Round(10*time.Microsecond), p(0.99).Round(10*time.Microsecond), len(lat), len(committed), *flagPoll+10*time.Millisecond)
+	return nil
+}
+
+// growthLatency compares single-event append latency at growing table sizes.
+func (b *bench) growthLatency(ctx context.Context, sizes []int) error {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var stored int
+	var res []string
+	var base time.Duration
+	for _, size := range sizes {
+		var total int
+		b.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+b.e.Names.Shared["event_store_table"]).Scan(&total)
+		if size > total {
+			if err := b.load(ctx, size-total); err != nil {
+				return err
+			}
+		}
+		stored = size
+		var lat []time.Duration
+		for i := 0; i < 1000; i++ {
+			t0 := time.Now()
+			if err := b.tidemarkTx(ctx, rng, 1); err != nil && !eventstore.IsConflict(err) {
+				return err
+			}
+			lat = append(lat, time.Since(t0))
+		}
+		sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+		med := lat[len(lat)/2]
+		if base == 0 {
+			base = med
+		}
+		res = append(res, fmt.Sprintf("%d stored: median %s p99 %s (×%.2f)", stored, med.Round(time.Microsecond), lat[len(lat)*99/100].Round(time.Microsecond), float64(med)/float64(base)))
+	}
+	fmt.Printf("   growth  1-event append latency, 1 writer: %s\n", strings.Join(res, "; "))
+	return nil
+}
