@@ -19,7 +19,17 @@
 // appends. PositionAllocate therefore locks the counter row with an UPDATE,
 // which does wait for the holder and then reads the committed value, and
 // PositionAllocated reads back what this transaction wrote. HSQLDB has no
-// SKIP LOCKED and no NOWAIT.
+// SKIP LOCKED and no NOWAIT, and no lock timeout: a waiting append waits
+// until the holder ends or its context is cancelled (MVCC mode aborts the
+// wait, 40502).
+//
+// # Errors
+//
+// HSQLDB ends a transaction it cannot serialise, a deadlock included, with
+// 40001 "transaction rollback: serialization failure" (−4861), classified
+// as a serialization failure. A missing table and a missing column are the
+// same error (42501, −5501 "user lacks privilege or object not found"), so
+// both classify as an undefined table.
 package hsqldb
 
 import (
