@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -52,10 +53,17 @@ var (
 	flagBig      = flag.Int("big", 1000000, "stored events for the large-table append latency (0 to skip)")
 	flagReadRows = flag.Int("read-rows", 50000, "events for the catch-up read comparison")
 	flagPoll     = flag.Duration("poll", 100*time.Millisecond, "high-water-mark poll interval for the tail latency")
+	flagProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run")
 )
 
 func main() {
 	flag.Parse()
+	if *flagProfile != "" {
+		f, err := os.Create(*flagProfile)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 	ctx := context.Background()
 	prov := harness.NewProvider()
 	defer prov.Close()

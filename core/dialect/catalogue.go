@@ -53,6 +53,10 @@ type Identity struct {
 	// MaxIdentifierLength is the engine's longest identifier in characters;
 	// every derived name (index, constraint) must fit, never truncated.
 	MaxIdentifierLength int `json:"max_identifier_length"`
+	// MaxBindParameters is the most bind parameters one statement may carry
+	// (SQL Server: 2100); 0 means no limit the core needs to respect below
+	// its own chunking. Multi-row inserts are split to stay under it.
+	MaxBindParameters int `json:"max_bind_parameters,omitempty"`
 	// FoldsUnquotedTo tells how the engine stores unquoted identifiers in its
 	// catalogue: "lower" (PostgreSQL), "upper" (H2, HSQLDB) or "" (as written).
 	FoldsUnquotedTo string `json:"folds_unquoted_to"`

@@ -169,9 +169,21 @@ func (e *Engine) ensureSchema(ctx context.Context, cfg Config) error {
 	return schema.Verify(ctx, e.DB, e.Cat, schema.Objects(e.Cat, e.Names), never)
 }
 
+// seedExec runs a seed statement. A unique violation means another process
+// inserted the row first (engines without a race-free insert-if-missing,
+// such as H2's MERGE): the row exists, which is all a seed asks for.
+func (e *Engine) seedExec(ctx context.Context, id dialect.StatementID, tables map[string]string, args map[string]any) error {
+	_, err := e.Exec(ctx, e.DB, id, tables, args)
+	switch e.Errors.Classify(err) {
+	case dialect.ErrUniqueViolation, dialect.ErrDuplicateEventID:
+		return nil
+	}
+	return err
+}
+
 // seed inserts the rows the core owns (never overwriting) and verifies them.
 func (e *Engine) seed(ctx context.Context, cfg Config) error {
-	if _, err := e.Exec(ctx, e.DB, dialect.PartitionSeed, nil, map[string]any{"partitions": e.Partitions}); err != nil {
+	if err := e.seedExec(ctx, dialect.PartitionSeed, nil, map[string]any{"partitions": e.Partitions}); err != nil {
 		return fmt.Errorf("seeding partition metadata: %w", err)
 	}
 	var persisted int
@@ -185,7 +197,7 @@ func (e *Engine) seed(ctx context.Context, cfg Config) error {
 		tables := map[string]string{"position_table": e.Names.Shared[pos]}
 		switch e.Cat.Positions {
 		case dialect.CounterRow:
-			if _, err := e.Exec(ctx, e.DB, dialect.PositionSeed, tables, nil); err != nil {
+			if err := e.seedExec(ctx, dialect.PositionSeed, tables, nil); err != nil {
 				return fmt.Errorf("seeding %s: %w", tables["position_table"], err)
 			}
 		case dialect.SequenceXIDHorizon:
@@ -198,7 +210,7 @@ func (e *Engine) seed(ctx context.Context, cfg Config) error {
 			}
 		}
 	}
-	if _, err := e.Exec(ctx, e.DB, dialect.HWMSeed, nil, map[string]any{"topic": EventStoreTopic}); err != nil {
+	if err := e.seedExec(ctx, dialect.HWMSeed, nil, map[string]any{"topic": EventStoreTopic}); err != nil {
 		return fmt.Errorf("seeding high-water mark: %w", err)
 	}
 	return nil

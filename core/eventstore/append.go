@@ -88,14 +88,12 @@ func streamKey(t, id string) string { return t + "/" + id }
 // the insert, and an expectation the statement itself can enforce.
 func (s *Store) oneStatement(streams []Stream) bool {
 	ins := s.e.Cat.EventInsert
-	if !ins.ReturnsPositions || len(streams) != 1 || len(streams[0].Events) > insertChunk {
+	if !ins.ReturnsPositions || len(streams) != 1 || len(streams[0].Events) > s.chunk() {
 		return false
 	}
 	switch streams[0].Expected {
 	case StreamExists:
 		return false
-	case Any:
-		return ins.NextSequence != ""
 	}
 	return true
 }
@@ -142,7 +140,10 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		switch {
 		case !precheck && st.Expected == NoStream:
 			seq = -1
-		case !precheck && st.Expected == Any && s.e.Cat.EventInsert.NextSequence != "" && s.e.Cat.EventInsert.ReturnsPositions:
+		case !precheck && st.Expected == Any && len(st.Events) == 1 && s.e.Cat.EventInsert.NextSequence != "" && s.e.Cat.EventInsert.ReturnsPositions:
+			// One event: the database computes its sequence number in the
+			// insert. (For a batch, one read of the version is cheaper than a
+			// subquery per row.)
 			computed = true
 		default:
 			actual, err := s.streamVersion(ctx, tx, table, st.AggregateID)
@@ -215,9 +216,10 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		}
 	}
 	// One multi-row INSERT per table and chunk, in append order.
+	chunk := s.chunk()
 	for start := 0; start < len(rows); {
 		end := start + 1
-		for end < len(rows) && end-start < insertChunk && rows[end].table == rows[start].table {
+		for end < len(rows) && end-start < chunk && rows[end].table == rows[start].table {
 			end++
 		}
 		if err := s.insert(ctx, tx, rows[start:end], res); err != nil {
@@ -226,6 +228,15 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		start = end
 	}
 	return res, nil
+}
+
+// chunk is the most rows one insert carries: insertChunk, or fewer where
+// the dialect limits bind parameters per statement.
+func (s *Store) chunk() int {
+	if max := s.e.Cat.Identity.MaxBindParameters; max > 0 {
+		return min(insertChunk, max/len(rowParams))
+	}
+	return insertChunk
 }
 
 func versionMatches(expected ExpectedVersion, actual int64) bool {
@@ -280,12 +291,28 @@ func (s *Store) insert(ctx context.Context, tx execer, rows []row, res Appended)
 	if rows[0].computed {
 		row = strings.Replace(row, "#{sequence_no}", ins.NextSequence, 1)
 	}
-	key := fmt.Sprintf("insert|%s|%d|%v", rows[0].table, len(rows), rows[0].computed)
-	tmpl := ins.Head + strings.TrimSuffix(strings.Repeat(row+", ", len(rows)), ", ") + ins.Tail
-	c, err := s.e.CompileText(tmpl, map[string]string{"event_store_table": rows[0].table})
-	if err != nil {
-		return err
+	key := insertKey{rows[0].table, len(rows), rows[0].computed}
+	c, ok := s.inserts.Load(key)
+	if !ok {
+		tmpl := ins.Head + strings.TrimSuffix(strings.Repeat(row+", ", len(rows)), ", ") + ins.Tail
+		compiled, err := s.e.CompileText(tmpl, map[string]string{"event_store_table": rows[0].table})
+		if err != nil {
+			return err
+		}
+		c, _ = s.inserts.LoadOrStore(key, compiled)
 	}
+	return s.runInsert(ctx, tx, rows, res, c.(dialect.Compiled), fmt.Sprintf("insert|%s|%d|%v", key.table, key.rows, key.computed))
+}
+
+// insertKey identifies a compiled multi-row insert.
+type insertKey struct {
+	table    string
+	rows     int
+	computed bool
+}
+
+func (s *Store) runInsert(ctx context.Context, tx execer, rows []row, res Appended, c dialect.Compiled, key string) error {
+	ins := s.e.Cat.EventInsert
 	args := make([]any, 0, len(c.Params))
 	perRow := len(c.Params) / len(rows)
 	for i, p := range c.Params {

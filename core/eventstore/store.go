@@ -2,6 +2,7 @@ package eventstore
 
 import (
 	"database/sql"
+	"sync"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
 )
@@ -15,8 +16,9 @@ type Nudger interface{ Nudge() }
 
 // Store is the event store of one engine.
 type Store struct {
-	e      *engine.Engine
-	nudger Nudger
+	e       *engine.Engine
+	nudger  Nudger
+	inserts sync.Map // insertKey → dialect.Compiled
 }
 
 // New returns the event store of e. nudger may be nil.

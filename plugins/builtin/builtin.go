@@ -7,13 +7,23 @@ import (
 	"sort"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/h2"
+	"github.com/tidemarkdb/tidemark/plugins/hsqldb"
+	"github.com/tidemarkdb/tidemark/plugins/mariadb"
+	"github.com/tidemarkdb/tidemark/plugins/mysql"
 	"github.com/tidemarkdb/tidemark/plugins/postgres"
 	"github.com/tidemarkdb/tidemark/plugins/sqlite"
+	"github.com/tidemarkdb/tidemark/plugins/sqlserver"
 )
 
 var dialects = map[string]func() dialect.Dialect{
-	"postgres": func() dialect.Dialect { return postgres.New() },
-	"sqlite":   func() dialect.Dialect { return sqlite.New() },
+	"h2":        func() dialect.Dialect { return h2.New() },
+	"hsqldb":    func() dialect.Dialect { return hsqldb.New() },
+	"mariadb":   func() dialect.Dialect { return mariadb.New() },
+	"mysql":     func() dialect.Dialect { return mysql.New() },
+	"postgres":  func() dialect.Dialect { return postgres.New() },
+	"sqlite":    func() dialect.Dialect { return sqlite.New() },
+	"sqlserver": func() dialect.Dialect { return sqlserver.New() },
 }
 
 // Lookup returns the built-in dialect called name.

@@ -70,6 +70,7 @@ func Catalogue() dialect.Catalogue {
 			QuoteOpen:           "[",
 			QuoteClose:          "]",
 			MaxIdentifierLength: MaxIdentifierLength,
+			MaxBindParameters:   2100,
 		},
 		Positions:  dialect.CounterRow,
 		Scripts:    dialect.Scripts(dialect.ObjectTable, ddl()),
