@@ -27,7 +27,10 @@ jdbcbridge:
 
 ## test: vet, format check, unit tests and the conformance suite on every engine this machine runs
 test: vet fmt-check
-	$(GO) test $(GOFLAGS_T) ./...
+	@mkdir -p $(BIN)
+	@rm -f $(BIN)/conformance-matrix.txt
+	@TIDEMARK_MATRIX_FILE=$(CURDIR)/$(BIN)/conformance-matrix.txt $(GO) test $(GOFLAGS_T) ./...; status=$$?; \
+	echo; cat $(BIN)/conformance-matrix.txt 2>/dev/null || echo "(no conformance matrix written)"; exit $$status
 
 unit:
 	$(GO) test $(GOFLAGS_T) $$($(GO) list ./... | grep -v /conformance)
