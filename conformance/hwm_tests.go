@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -96,44 +97,55 @@ func testInterleavedCommits(t T, env *Env) {
 
 	seen := map[string]bool{}
 	var last int64
-	finished := false
-	for {
-		page, err := s.ReadAll(ctx, last, 200)
-		if err != nil {
-			t.Fatalf("tail read: %v", err)
-		}
-		for _, r := range page {
+	followCtx, stopFollow := context.WithCancel(ctx)
+	defer stopFollow()
+	followErr := make(chan error, 1)
+	go func() {
+		followErr <- s.Follow(followCtx, 0, eventstore.FollowOptions{Waker: adv, PollInterval: 20 * time.Millisecond, PageSize: 200}, func(r eventstore.Recorded) error {
+			mu.Lock()
+			defer mu.Unlock()
 			if r.GlobalPosition <= last {
-				t.Fatalf("position %d after %d: not in global order", r.GlobalPosition, last)
+				return fmt.Errorf("position %d after %d: not in global order", r.GlobalPosition, last)
 			}
 			last = r.GlobalPosition
 			key := string(r.Payload)
 			if seen[key] {
-				t.Fatalf("event %s delivered twice", key)
+				return fmt.Errorf("event %s delivered twice", key)
 			}
 			seen[key] = true
-		}
-		if len(page) > 0 {
-			continue
-		}
-		if finished {
-			mu.Lock()
-			done := len(seen) >= len(committed)
-			mu.Unlock()
-			if done {
-				break
-			}
+			return nil
+		})
+	}()
+	<-writersDone
+	// Every writer is done: wait (bounded) until the follower has caught up.
+	for {
+		adv.Nudge()
+		mu.Lock()
+		caught := len(seen) >= len(committed)
+		mu.Unlock()
+		if caught {
+			break
 		}
 		select {
-		case <-writersDone:
-			finished = true
-			adv.Nudge()
-		case <-adv.Changed():
-		case <-time.After(50 * time.Millisecond):
+		case err := <-followErr:
+			t.Fatalf("follower stopped: %v", err)
 		case <-ctx.Done():
 			t.Fatalf("tail reader gave up: read %d of %d committed events", len(seen), len(committed))
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	// A little longer: nothing else may arrive (no rolled-back event, no duplicate).
+	for range 5 {
+		if _, err := adv.Cycle(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopFollow()
+	if err := <-followErr; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("follower: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
 	if writeErr != nil {
 		t.Fatalf("%v", writeErr)
 	}

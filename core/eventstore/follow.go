@@ -1,0 +1,71 @@
+package eventstore
+
+import (
+	"context"
+	"time"
+)
+
+// Waker tells a follower the mark moved; *hwm.Advancer implements it.
+type Waker interface {
+	// Changed returns a channel closed when the mark next moves.
+	Changed() <-chan struct{}
+}
+
+// FollowOptions configure Follow.
+type FollowOptions struct {
+	// Waker wakes the follower as soon as a local advancer moves the mark.
+	// Without one (or for marks moved by another process) the follower
+	// polls every PollInterval.
+	Waker        Waker
+	PollInterval time.Duration // default 100ms
+	PageSize     int           // default 1000
+}
+
+// Follow calls fn for every event after position after, in global order,
+// exactly once each, as the high-water mark passes it: never an event whose
+// transaction may still commit before an earlier one. It returns when ctx
+// ends (with ctx.Err()) or fn returns an error.
+func (s *Store) Follow(ctx context.Context, after int64, opts FollowOptions, fn func(Recorded) error) error {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 100 * time.Millisecond
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 1000
+	}
+	timer := time.NewTimer(opts.PollInterval)
+	defer timer.Stop()
+	for {
+		var changed <-chan struct{}
+		if opts.Waker != nil {
+			changed = opts.Waker.Changed() // taken before the read, so no move is missed
+		}
+		mark, err := s.Mark(ctx)
+		if err != nil {
+			return err
+		}
+		// Drain everything up to this mark, page by page, without reading
+		// the mark again for every page.
+		for after < mark {
+			page, err := s.ReadUpTo(ctx, after, mark, opts.PageSize)
+			if err != nil {
+				return err
+			}
+			for _, r := range page {
+				if err := fn(r); err != nil {
+					return err
+				}
+				after = r.GlobalPosition
+			}
+			if len(page) < opts.PageSize {
+				after = mark // nothing else committed below the mark
+			}
+		}
+		timer.Reset(opts.PollInterval)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		case <-timer.C:
+		}
+	}
+}

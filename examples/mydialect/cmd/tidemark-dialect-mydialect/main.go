@@ -1,0 +1,10 @@
+// Command tidemark-dialect-mydialect serves the mydialect example dialect to
+// a Tidemark host.
+package main
+
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/examples/mydialect"
+)
+
+func main() { dialect.Serve(mydialect.New()) }
