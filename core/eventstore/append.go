@@ -34,6 +34,13 @@ type row struct {
 // no transaction round trips and, for Exactly and NoStream, no version read:
 // the unique constraint on (aggregate_id, sequence_no) is the check.
 func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error) {
+	if s.e.Cat.Locks.SerializesWriters {
+		// The engine runs one writing transaction at a time (SQLite): queue
+		// this process's appends here instead of in the engine's busy
+		// handler, which sleeps and retries.
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
+	}
 	for attempt := 0; ; attempt++ {
 		if s.oneStatement(streams) {
 			res, err := s.append(ctx, s.e.DB, streams, false)

@@ -18,7 +18,8 @@ type Nudger interface{ Nudge() }
 type Store struct {
 	e       *engine.Engine
 	nudger  Nudger
-	inserts sync.Map // insertKey → dialect.Compiled
+	inserts sync.Map   // insertKey → dialect.Compiled
+	writeMu sync.Mutex // serializes appends where the engine allows one writer
 }
 
 // New returns the event store of e. nudger may be nil.
