@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,7 +22,7 @@ const anyRetries = 16
 
 type row struct {
 	table    string
-	vals     map[string]any
+	vals     [nParams]any
 	index    int    // position in the append's event order
 	computed bool   // sequence_no computed by the database (NextSequence)
 	stream   string // stream key, for computed rows
@@ -187,16 +188,15 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			if ev.Metadata != nil {
 				meta = string(ev.Metadata)
 			}
-			rows = append(rows, row{table: table, index: len(rows), vals: map[string]any{
-				"id": id, "aggregate_id": st.AggregateID, "aggregate_type": st.AggregateType,
-				"sequence_no": seq, "event_type": ev.Type, "event_revision": ev.Revision,
-				"payload": string(ev.Payload), "metadata": meta, "occurred_at": at.UTC(),
-				"partition_key": part,
-			}})
+			r := row{table: table, index: len(rows)}
+			r.vals[pID], r.vals[pAggregateID], r.vals[pAggregateType] = id, st.AggregateID, st.AggregateType
+			r.vals[pSequenceNo], r.vals[pEventType], r.vals[pEventRevision] = seq, ev.Type, ev.Revision
+			r.vals[pPayload], r.vals[pMetadata], r.vals[pOccurredAt] = string(ev.Payload), meta, at.UTC()
+			r.vals[pPartitionKey] = part
 			if computed {
-				rows[len(rows)-1].vals["sequence_offset"] = int64(i + 1)
-				rows[len(rows)-1].computed = true
+				r.vals[pSequenceOffset], r.computed = int64(i+1), true
 			}
+			rows = append(rows, r)
 		}
 		res.Versions[streamKey(st.AggregateType, st.AggregateID)] = seq
 		if computed {
@@ -218,7 +218,7 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		}
 		for i := range rows {
 			p := end - int64(len(rows)) + int64(i) + 1
-			rows[i].vals["global_position"] = p
+			rows[i].vals[pGlobalPosition] = p
 			res.Positions[i] = p
 		}
 	}
@@ -241,7 +241,7 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 // the dialect limits bind parameters per statement.
 func (s *Store) chunk() int {
 	if max := s.e.Cat.Identity.MaxBindParameters; max > 0 {
-		return min(insertChunk, max/len(rowParams))
+		return min(insertChunk, max/(nParams-1)) // sequence_no or sequence_offset, not both
 	}
 	return insertChunk
 }
@@ -290,7 +290,31 @@ func (s *Store) allocate(ctx context.Context, tx queryer, n int) (int64, error) 
 	return end, nil
 }
 
+// The event insert's bind parameters, by name and by slot in row.vals.
 var rowParams = []string{"id", "aggregate_id", "aggregate_type", "sequence_no", "sequence_offset", "event_type", "event_revision", "payload", "metadata", "occurred_at", "partition_key", "global_position"}
+
+const (
+	pID = iota
+	pAggregateID
+	pAggregateType
+	pSequenceNo
+	pSequenceOffset
+	pEventType
+	pEventRevision
+	pPayload
+	pMetadata
+	pOccurredAt
+	pPartitionKey
+	pGlobalPosition
+	nParams
+)
+
+// compiledInsert is a multi-row insert with each bind's slot in row.vals.
+type compiledInsert struct {
+	dialect.Compiled
+	slots []int
+	key   string
+}
 
 func (s *Store) insert(ctx context.Context, tx execer, rows []row, res Appended) error {
 	ins := s.e.Cat.EventInsert
@@ -306,9 +330,17 @@ func (s *Store) insert(ctx context.Context, tx execer, rows []row, res Appended)
 		if err != nil {
 			return err
 		}
-		c, _ = s.inserts.LoadOrStore(key, compiled)
+		ci := &compiledInsert{Compiled: compiled, key: fmt.Sprintf("insert|%s|%d|%v", key.table, key.rows, key.computed)}
+		for _, p := range compiled.Params {
+			slot := slices.Index(rowParams, p)
+			if slot < 0 {
+				return fmt.Errorf("event insert parameter #{%s} is not one of %v", p, rowParams)
+			}
+			ci.slots = append(ci.slots, slot)
+		}
+		c, _ = s.inserts.LoadOrStore(key, ci)
 	}
-	return s.runInsert(ctx, tx, rows, res, c.(dialect.Compiled), fmt.Sprintf("insert|%s|%d|%v", key.table, key.rows, key.computed))
+	return s.runInsert(ctx, tx, rows, res, c.(*compiledInsert))
 }
 
 // insertKey identifies a compiled multi-row insert.
@@ -318,18 +350,14 @@ type insertKey struct {
 	computed bool
 }
 
-func (s *Store) runInsert(ctx context.Context, tx execer, rows []row, res Appended, c dialect.Compiled, key string) error {
+func (s *Store) runInsert(ctx context.Context, tx execer, rows []row, res Appended, c *compiledInsert) error {
 	ins := s.e.Cat.EventInsert
-	args := make([]any, 0, len(c.Params))
-	perRow := len(c.Params) / len(rows)
-	for i, p := range c.Params {
-		v, ok := rows[i/perRow].vals[p]
-		if !ok {
-			return fmt.Errorf("event insert parameter #{%s} is not one of %v", p, rowParams)
-		}
-		args = append(args, v)
+	args := make([]any, len(c.slots))
+	perRow := len(c.slots) / len(rows)
+	for i, slot := range c.slots {
+		args[i] = rows[i/perRow].vals[slot]
 	}
-	st, err := s.e.Prepared(ctx, key, c.SQL)
+	st, err := s.e.Prepared(ctx, c.key, c.SQL)
 	if err != nil {
 		return err
 	}
