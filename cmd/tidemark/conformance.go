@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -36,8 +37,14 @@ H2/HSQLDB through the JDBC bridge), or uses Docker where a daemon answers;
 otherwise every test is reported as skipped, with the reason.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			// Load the plugin first: a refused pin or a missing plugin fails
+			// before any server is started.
+			l, err := load(ctx, &p)
+			if err != nil {
+				return err
+			}
 			if engineName == "" {
-				engineName = p.dialect
+				engineName = l.Catalogue.Identity.Name
 			}
 			if dsn != "" {
 				env, ok := dsnEnv[engineName]
@@ -58,6 +65,9 @@ otherwise every test is reported as skipped, with the reason.`,
 					return d.DSN, nil, nil
 				}}
 			probe, err := prov.Open(ctx, engineName, driver)
+			if err != nil && !errors.As(err, new(*harness.Skipped)) && strings.Contains(err.Error(), "unknown engine") {
+				return fmt.Errorf("%w; pass --engine (one of %s) to say which database the plugin %s runs on", err, strings.Join(harness.Engines, ", "), l.Catalogue.Identity.Name)
+			}
 			var skipped *harness.Skipped
 			switch {
 			case errors.As(err, &skipped):
@@ -82,7 +92,7 @@ otherwise every test is reported as skipped, with the reason.`,
 	p.register(cmd)
 	cmd.Flags().StringVar(&dsn, "dsn", "", "a server to run on (fresh databases are created on it)")
 	cmd.Flags().StringVar(&driver, "driver", "", "database/sql driver (default: the engine's)")
-	cmd.Flags().StringVar(&engineName, "engine", "", "database engine when it differs from the dialect name (e.g. --dialect mysql --engine mariadb)")
+	cmd.Flags().StringVar(&engineName, "engine", "", "database engine when it differs from the dialect's name (e.g. --dialect mysql --engine mariadb, or a third-party plugin on h2)")
 	cmd.Flags().StringSliceVar(&only, "only", nil, "run only tests whose names start with these prefixes")
 	return cmd
 }

@@ -34,6 +34,7 @@ const serveCommand = "serve-dialect"
 
 // pluginFlags locate a dialect plugin.
 type pluginFlags struct {
+	cmd     *cobra.Command
 	dialect string
 	path    string
 	dirs    []string
@@ -41,6 +42,7 @@ type pluginFlags struct {
 }
 
 func (p *pluginFlags) register(cmd *cobra.Command) {
+	p.cmd = cmd
 	cmd.Flags().StringVar(&p.dialect, "dialect", "sqlite", "dialect name (finds tidemark-dialect-<name>, else a built-in)")
 	cmd.Flags().StringVar(&p.path, "plugin", "", "explicit plugin binary (wins over --dialect)")
 	cmd.Flags().StringSliceVar(&p.dirs, "plugin-dir", nil, "directories searched first for plugin binaries (then $TIDEMARK_PLUGIN_PATH, then next to tidemark)")
@@ -48,7 +50,11 @@ func (p *pluginFlags) register(cmd *cobra.Command) {
 }
 
 func (p *pluginFlags) options() dialect.LoadOptions {
-	return dialect.LoadOptions{Name: p.dialect, Path: p.path, PluginDirs: p.dirs, SHA256: p.sha256, SelfServe: selfServe}
+	name := p.dialect
+	if p.path != "" && (p.cmd == nil || !p.cmd.Flags().Changed("dialect")) {
+		name = "" // an explicit plugin names itself; --dialect only checks it when given
+	}
+	return dialect.LoadOptions{Name: name, Path: p.path, PluginDirs: p.dirs, SHA256: p.sha256, SelfServe: selfServe}
 }
 
 // selfServe re-executes this binary as the plugin for a built-in dialect.

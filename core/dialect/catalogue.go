@@ -21,10 +21,15 @@ package dialect
 // `tidemark schema --format template` prints the ${…} placeholders unfilled,
 // which is what a Flyway or Liquibase user feeds to their tool.
 type Catalogue struct {
-	Identity   Identity               `json:"identity"`
-	Positions  PositionStrategy       `json:"positions"`
-	Scripts    []Script               `json:"scripts"`
-	Statements map[StatementID]string `json:"statements"`
+	Identity  Identity         `json:"identity"`
+	Positions PositionStrategy `json:"positions"`
+	// AllocatedInResult, for CounterRow, says the driver reports the value
+	// PositionAllocate set as the statement result's LastInsertId (MySQL's
+	// LAST_INSERT_ID(expr)), so the core reads it without another round trip
+	// inside the locked section; PositionAllocated remains the fallback.
+	AllocatedInResult bool                   `json:"allocated_in_result,omitempty"`
+	Scripts           []Script               `json:"scripts"`
+	Statements        map[StatementID]string `json:"statements"`
 	// EventInsert is the append statement, assembled by the core as
 	// Head + Row + ", " + Row … + Tail for a batch of rows.
 	EventInsert   RowInsert        `json:"event_insert"`

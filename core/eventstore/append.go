@@ -281,8 +281,14 @@ func (s *Store) allocate(ctx context.Context, tx queryer, n int) (int64, error) 
 		}
 		return end, nil
 	}
-	if _, err := s.e.Exec(ctx, tx, dialect.PositionAllocate, tables, args); err != nil {
+	r, err := s.e.Exec(ctx, tx, dialect.PositionAllocate, tables, args)
+	if err != nil {
 		return 0, fmt.Errorf("allocating positions: %w", err)
+	}
+	if s.e.Cat.AllocatedInResult {
+		if end, err := r.LastInsertId(); err == nil && end > 0 {
+			return end, nil
+		}
 	}
 	if err := s.e.QueryRow(ctx, tx, dialect.PositionAllocated, tables, args).Scan(&end); err != nil {
 		return 0, fmt.Errorf("reading allocated positions: %w", err)
