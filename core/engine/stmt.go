@@ -122,11 +122,40 @@ func (e *Engine) bind(id dialect.StatementID, tables map[string]string, args map
 	return c.SQL, a, nil
 }
 
+// stmtOn returns the statement prepared once on the engine's *sql.DB, bound
+// to q when q is one of its transactions. Catalogue statements are fixed at
+// startup, so preparing them saves a parse per call, and on drivers that
+// prepare every parameterised query (go-sql-driver/mysql, the JDBC bridge)
+// a round trip per call. nil means: run the text on q as it is.
+func (e *Engine) stmtOn(ctx context.Context, q Querier, query string) *sql.Stmt {
+	switch x := q.(type) {
+	case *sql.DB:
+		if x != e.DB {
+			return nil
+		}
+		st, err := e.Prepared(ctx, query, query)
+		if err != nil {
+			return nil
+		}
+		return st
+	case *sql.Tx:
+		st, err := e.Prepared(ctx, query, query)
+		if err != nil {
+			return nil
+		}
+		return x.StmtContext(ctx, st)
+	}
+	return nil
+}
+
 // Exec runs statement id on q.
 func (e *Engine) Exec(ctx context.Context, q Querier, id dialect.StatementID, tables map[string]string, args map[string]any) (sql.Result, error) {
 	s, a, err := e.bind(id, tables, args)
 	if err != nil {
 		return nil, err
+	}
+	if st := e.stmtOn(ctx, q, s); st != nil {
+		return st.ExecContext(ctx, a...)
 	}
 	return q.ExecContext(ctx, s, a...)
 }
@@ -136,6 +165,9 @@ func (e *Engine) Query(ctx context.Context, q Querier, id dialect.StatementID, t
 	s, a, err := e.bind(id, tables, args)
 	if err != nil {
 		return nil, err
+	}
+	if st := e.stmtOn(ctx, q, s); st != nil {
+		return st.QueryContext(ctx, a...)
 	}
 	return q.QueryContext(ctx, s, a...)
 }
@@ -154,6 +186,9 @@ func (e *Engine) QueryRow(ctx context.Context, q Querier, id dialect.StatementID
 	s, a, err := e.bind(id, tables, args)
 	if err != nil {
 		return errRow{err}
+	}
+	if st := e.stmtOn(ctx, q, s); st != nil {
+		return st.QueryRowContext(ctx, a...)
 	}
 	return q.QueryRowContext(ctx, s, a...)
 }
