@@ -1,6 +1,9 @@
 package postgres
 
-import "github.com/tidemarkdb/tidemark/core/dialect"
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/internal/specddl"
+)
 
 // ddl returns the DDL templates of every standard script, keyed by script name.
 //
@@ -9,35 +12,17 @@ import "github.com/tidemarkdb/tidemark/core/dialect"
 // built from it (docs/spec-deviations.md lists where they differ from the
 // spec). The position objects are CACHE 1 sequences; the core checks their
 // cache size at startup and runs position.fix_cache only when it is not 1,
-// so the DDL carries no ALTER SEQUENCE.
+// so the DDL carries no ALTER SEQUENCE. The statements PostgreSQL shares with
+// the other dialects come from specddl.
 func ddl() map[string][]string {
-	out := make(map[string][]string, len(eventSourcingDDL)+len(messagingDDL)+len(cqrsSagaDDL))
-	for _, m := range []map[string][]string{eventSourcingDDL, messagingDDL, cqrsSagaDDL} {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
+	return specddl.Merge(specddl.CommonScripts(), eventSourcingDDL, messagingDDL, cqrsSagaDDL)
 }
 
 // queryColumns maps query-field kinds to column types and index statements.
 // Instants are TIMESTAMP(6) holding UTC, as the spec prescribes for every
 // engine.
 func queryColumns() dialect.QueryColumnTypes {
-	return dialect.QueryColumnTypes{
-		Types: map[dialect.QueryFieldKind]string{
-			dialect.KindText:    "VARCHAR(255)",
-			dialect.KindInteger: "BIGINT",
-			dialect.KindDecimal: "DECIMAL(${precision},${scale})",
-			dialect.KindDate:    "DATE",
-			dialect.KindTime:    "TIME(6)",
-			dialect.KindInstant: "TIMESTAMP(6)",
-			dialect.KindBoolean: "BOOLEAN",
-		},
-		Column:      "${column} ${type}",
-		Index:       "CREATE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
-		UniqueIndex: "CREATE UNIQUE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
-	}
+	return specddl.QueryColumns()
 }
 
 // introspection returns the catalogue queries of this engine, restricted to

@@ -1,11 +1,15 @@
 package postgres
 
-import "github.com/tidemarkdb/tidemark/core/dialect"
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/internal/specddl"
+)
 
-// eventSourcingDDL holds the event-sourcing and partitioning scripts: global position, event tables, snapshots, partition metadata.
+// eventSourcingDDL holds the event-sourcing scripts: global position, event
+// tables, snapshots (partition metadata is in specddl.CommonScripts).
 var eventSourcingDDL = map[string][]string{
 	dialect.ScriptEventStoreGlobalPosition: {
-		`CREATE SEQUENCE IF NOT EXISTS ${event_store_global_position_table} START WITH 1 CACHE 1`,
+		cacheOneSequence("event_store_global_position_table"),
 	},
 	dialect.ScriptEventStore: {
 		`CREATE TABLE IF NOT EXISTS ${event_store_table} (
@@ -22,12 +26,9 @@ var eventSourcingDDL = map[string][]string{
     global_position BIGINT       NOT NULL,
     UNIQUE (aggregate_id, sequence_no)
 )`,
-		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_aggregate
-    ON ${event_store_table} (aggregate_id, aggregate_type, sequence_no)`,
-		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_global
-    ON ${event_store_table} (global_position)`,
-		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_partition
-    ON ${event_store_table} (partition_key, global_position)`,
+		specddl.EventStoreAggregateIndex,
+		specddl.EventStoreGlobalIndex,
+		specddl.EventStorePartitionIndex,
 	},
 	dialect.ScriptSnapshots: {
 		`CREATE TABLE IF NOT EXISTS ${aggregate_snapshots_table} (
@@ -40,14 +41,12 @@ var eventSourcingDDL = map[string][]string{
     created_at       TIMESTAMPTZ  NOT NULL DEFAULT now(),
     UNIQUE (aggregate_id, sequence_no)
 )`,
-		`CREATE INDEX IF NOT EXISTS idx_${aggregate_snapshots_table}_lookup
-    ON ${aggregate_snapshots_table} (aggregate_id, aggregate_type, snapshot_version, sequence_no DESC)`,
+		specddl.SnapshotsLookupIndex,
 	},
-	dialect.ScriptPartitionMetadata: {
-		`CREATE TABLE IF NOT EXISTS ${partition_metadata_table} (
-    id         SMALLINT NOT NULL,
-    partitions INT      NOT NULL,
-    PRIMARY KEY (id)
-)`,
-	},
+}
+
+// cacheOneSequence returns the CREATE SEQUENCE of a position sequence named
+// by the placeholder, with CACHE 1 so that positions are drawn in order.
+func cacheOneSequence(placeholder string) string {
+	return `CREATE SEQUENCE IF NOT EXISTS ${` + placeholder + `} START WITH 1 CACHE 1`
 }
