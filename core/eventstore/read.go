@@ -125,18 +125,15 @@ func scanEvents(rows *sql.Rows) ([]Recorded, error) {
 	for rows.Next() {
 		var r Recorded
 		var id anyText
-		var meta sql.NullString
-		var payload string
 		var at anyTime
 		var part int64
+		// Payload and metadata scan straight into []byte (one copy; a NULL
+		// metadata stays nil).
 		if err := rows.Scan(&id, &r.AggregateID, &r.AggregateType, &r.SequenceNo, &r.Type, &r.Revision,
-			&payload, &meta, &at, &part, &r.GlobalPosition); err != nil {
+			&r.Payload, &r.Metadata, &at, &part, &r.GlobalPosition); err != nil {
 			return nil, err
 		}
-		r.ID, r.Payload, r.OccurredAt, r.PartitionKey = string(id), []byte(payload), time.Time(at), int(part)
-		if meta.Valid {
-			r.Metadata = []byte(meta.String)
-		}
+		r.ID, r.OccurredAt, r.PartitionKey = string(id), time.Time(at), int(part)
 		out = append(out, r)
 	}
 	return out, rows.Err()
@@ -150,12 +147,12 @@ type anyText string
 func (t *anyText) Scan(v any) error {
 	switch x := v.(type) {
 	case string:
-		*t = anyText(strings.ToLower(x))
+		*t = anyText(lower(x))
 	case []byte:
 		if len(x) == 16 {
 			*t = anyText(formatUUID(x))
 		} else {
-			*t = anyText(strings.ToLower(string(x)))
+			*t = anyText(lower(string(x)))
 		}
 	case [16]byte:
 		*t = anyText(formatUUID(x[:]))
@@ -165,6 +162,16 @@ func (t *anyText) Scan(v any) error {
 		return fmt.Errorf("cannot scan %T into a UUID", v)
 	}
 	return nil
+}
+
+// lower lower-cases a UUID's hex digits, allocating only when needed.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 func formatUUID(b []byte) string {
