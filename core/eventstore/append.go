@@ -43,37 +43,54 @@ func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error)
 		defer s.writeMu.Unlock()
 	}
 	for attempt := 0; ; attempt++ {
+		var res Appended
+		var err error
 		if s.oneStatement(streams) {
-			res, err := s.append(ctx, s.e.DB, streams, false)
-			if err != nil {
-				var ce *ConcurrencyError
-				if errors.As(err, &ce) && ce.Expected == Any && attempt < anyRetries {
-					continue
-				}
-				return Appended{}, err
-			}
-			s.nudge()
-			return res, nil
+			res, err = s.append(ctx, s.e.DB, streams, false, nil)
+		} else {
+			res, err = s.appendInTx(ctx, streams)
 		}
-		tx, err := s.e.DB.BeginTx(ctx, nil)
 		if err != nil {
-			return Appended{}, err
-		}
-		res, err := s.append(ctx, tx, streams, false)
-		if err != nil {
-			_ = tx.Rollback()
 			var ce *ConcurrencyError
 			if errors.As(err, &ce) && ce.Expected == Any && attempt < anyRetries {
 				continue // an Any append only lost the race for the next sequence number
 			}
 			return Appended{}, err
 		}
-		if err := tx.Commit(); err != nil {
-			return Appended{}, s.translate(ctx, err, streams, "")
-		}
 		s.nudge()
 		return res, nil
 	}
+}
+
+// appendInTx appends in a transaction of its own. On a counter row, the
+// appends of this process queue on a mutex from just before the counter is
+// taken until the commit: the database lock is then never contended within
+// the process, and a waiting append costs a mutex handoff instead of a
+// database lock wait. Everything before (begin, version reads) overlaps.
+func (s *Store) appendInTx(ctx context.Context, streams []Stream) (Appended, error) {
+	tx, err := s.e.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return Appended{}, err
+	}
+	locked := false
+	defer func() {
+		if locked {
+			s.counterMu.Unlock()
+		}
+	}()
+	var beforeLock func()
+	if s.e.Cat.Positions == dialect.CounterRow && !s.e.Cat.Locks.SerializesWriters {
+		beforeLock = func() { s.counterMu.Lock(); locked = true }
+	}
+	res, err := s.append(ctx, tx, streams, false, beforeLock)
+	if err != nil {
+		_ = tx.Rollback()
+		return Appended{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Appended{}, s.translate(ctx, err, streams, "")
+	}
+	return res, nil
 }
 
 // AppendTx appends streams inside the caller's transaction, so the caller's
@@ -82,7 +99,7 @@ func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error)
 func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Appended, error) {
 	// The version is read first, so a conflict is reported before any
 	// statement fails (which would abort the caller's transaction on some engines).
-	res, err := s.append(ctx, tx, streams, true)
+	res, err := s.append(ctx, tx, streams, true, nil)
 	if err == nil {
 		s.afterCommit(tx)
 	}
@@ -116,7 +133,9 @@ type dbExecer struct{ *sql.DB }
 
 func (dbExecer) StmtContext(_ context.Context, st *sql.Stmt) *sql.Stmt { return st }
 
-func (s *Store) append(ctx context.Context, q queryer, streams []Stream, precheck bool) (Appended, error) {
+// append does the work of an append on q. beforeLock, when set, runs right
+// before the position counter is taken.
+func (s *Store) append(ctx context.Context, q queryer, streams []Stream, precheck bool, beforeLock func()) (Appended, error) {
 	var tx execer
 	switch x := q.(type) {
 	case *sql.Tx:
@@ -212,6 +231,9 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 	res.Positions = make([]int64, len(rows))
 	// Lock the counter as late as possible: after every read of the append.
 	if s.e.Cat.Positions == dialect.CounterRow {
+		if beforeLock != nil {
+			beforeLock()
+		}
 		end, err := s.allocate(ctx, q, len(rows))
 		if err != nil {
 			return res, err

@@ -16,10 +16,11 @@ type Nudger interface{ Nudge() }
 
 // Store is the event store of one engine.
 type Store struct {
-	e       *engine.Engine
-	nudger  Nudger
-	inserts sync.Map   // insertKey → dialect.Compiled
-	writeMu sync.Mutex // serializes appends where the engine allows one writer
+	e         *engine.Engine
+	nudger    Nudger
+	inserts   sync.Map   // insertKey → dialect.Compiled
+	writeMu   sync.Mutex // serializes appends where the engine allows one writer
+	counterMu sync.Mutex // queues this process's appends for the counter row
 }
 
 // New returns the event store of e. nudger may be nil.
