@@ -1,6 +1,9 @@
 package h2
 
-import "github.com/tidemarkdb/tidemark/core/dialect"
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/internal/specddl"
+)
 
 // ddl returns the DDL templates of every standard script, keyed by script name.
 //
@@ -10,33 +13,15 @@ import "github.com/tidemarkdb/tidemark/core/dialect"
 // position objects are single-row counter tables seeded with (1, 0) by a MERGE
 // that never overwrites an existing row; READ_MODEL_CAPTURE_POSITIONS gets its
 // rows per topic at runtime.
+// The statements shared with the other dialects come from specddl.
 func ddl() map[string][]string {
-	out := make(map[string][]string, len(eventSourcingDDL)+len(messagingDDL)+len(cqrsSagaDDL))
-	for _, m := range []map[string][]string{eventSourcingDDL, messagingDDL, cqrsSagaDDL} {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
+	return specddl.Merge(specddl.CommonScripts(), eventSourcingDDL, messagingDDL, cqrsSagaDDL)
 }
 
 // queryColumns maps query-field kinds to column types and index statements.
 // Instants are TIMESTAMP(6) holding UTC, as the spec prescribes.
 func queryColumns() dialect.QueryColumnTypes {
-	return dialect.QueryColumnTypes{
-		Types: map[dialect.QueryFieldKind]string{
-			dialect.KindText:    "VARCHAR(255)",
-			dialect.KindInteger: "BIGINT",
-			dialect.KindDecimal: "DECIMAL(${precision},${scale})",
-			dialect.KindDate:    "DATE",
-			dialect.KindTime:    "TIME(6)",
-			dialect.KindInstant: "TIMESTAMP(6)",
-			dialect.KindBoolean: "BOOLEAN",
-		},
-		Column:      "${column} ${type}",
-		Index:       "CREATE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
-		UniqueIndex: "CREATE UNIQUE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
-	}
+	return specddl.QueryColumns()
 }
 
 // introspection returns the catalogue queries of H2 2.1's INFORMATION_SCHEMA,

@@ -1,17 +1,16 @@
 package hsqldb
 
-import "github.com/tidemarkdb/tidemark/core/dialect"
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/internal/specddl"
+)
 
-// eventSourcingDDL holds the event-sourcing and partitioning scripts: global position, event tables, snapshots, partition metadata.
+// eventSourcingDDL holds the event-sourcing scripts: global position, event
+// tables, snapshots (partition metadata is in specddl.CommonScripts).
 var eventSourcingDDL = map[string][]string{
 	dialect.ScriptEventStoreGlobalPosition: {
-		`CREATE TABLE IF NOT EXISTS ${event_store_global_position_table} (
-    id  TINYINT NOT NULL PRIMARY KEY,
-    val BIGINT  NOT NULL
-)`,
-		`MERGE INTO ${event_store_global_position_table} t
-    USING (VALUES (1, 0)) AS s (id, val) ON t.id = s.id
-    WHEN NOT MATCHED THEN INSERT (id, val) VALUES (s.id, s.val)`,
+		specddl.CounterTable("event_store_global_position_table"),
+		specddl.CounterSeedMerge("event_store_global_position_table"),
 	},
 	dialect.ScriptEventStore: {
 		`CREATE TABLE IF NOT EXISTS ${event_store_table} (
@@ -28,12 +27,9 @@ var eventSourcingDDL = map[string][]string{
     global_position BIGINT       NOT NULL,
     UNIQUE (aggregate_id, sequence_no)
 )`,
-		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_aggregate
-    ON ${event_store_table} (aggregate_id, aggregate_type, sequence_no)`,
-		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_global
-    ON ${event_store_table} (global_position)`,
-		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_partition
-    ON ${event_store_table} (partition_key, global_position)`,
+		specddl.EventStoreAggregateIndex,
+		specddl.EventStoreGlobalIndex,
+		specddl.EventStorePartitionIndex,
 	},
 	dialect.ScriptSnapshots: {
 		`CREATE TABLE IF NOT EXISTS ${aggregate_snapshots_table} (
@@ -46,14 +42,6 @@ var eventSourcingDDL = map[string][]string{
     created_at       TIMESTAMP    DEFAULT CURRENT_TIMESTAMP NOT NULL,
     UNIQUE (aggregate_id, sequence_no)
 )`,
-		`CREATE INDEX IF NOT EXISTS idx_${aggregate_snapshots_table}_lookup
-    ON ${aggregate_snapshots_table} (aggregate_id, aggregate_type, snapshot_version, sequence_no DESC)`,
-	},
-	dialect.ScriptPartitionMetadata: {
-		`CREATE TABLE IF NOT EXISTS ${partition_metadata_table} (
-    id         SMALLINT NOT NULL,
-    partitions INT      NOT NULL,
-    PRIMARY KEY (id)
-)`,
+		specddl.SnapshotsLookupIndex,
 	},
 }

@@ -1,6 +1,9 @@
 package sqlite
 
-import "github.com/tidemarkdb/tidemark/core/dialect"
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/internal/specddl"
+)
 
 // ddl returns the DDL templates of every standard script, keyed by script name.
 //
@@ -13,14 +16,9 @@ import "github.com/tidemarkdb/tidemark/core/dialect"
 // that never overwrites the row. Text compares with SQLite's default BINARY
 // collation, so keys compare exactly. Foreign keys are declared as in the
 // spec; SQLite enforces them on connections with PRAGMA foreign_keys = ON.
+// The statements shared with the other dialects come from specddl.
 func ddl() map[string][]string {
-	out := make(map[string][]string, len(eventSourcingDDL)+len(messagingDDL)+len(cqrsSagaDDL))
-	for _, m := range []map[string][]string{eventSourcingDDL, messagingDDL, cqrsSagaDDL} {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
+	return specddl.Merge(specddl.CommonScripts(), eventSourcingDDL, messagingDDL, cqrsSagaDDL)
 }
 
 // queryColumns maps query-field kinds to column types and index statements.
@@ -29,20 +27,7 @@ func ddl() map[string][]string {
 // NUMERIC affinity, so the copy it holds compares with 15 significant digits
 // while the read model itself keeps the exact value.
 func queryColumns() dialect.QueryColumnTypes {
-	return dialect.QueryColumnTypes{
-		Types: map[dialect.QueryFieldKind]string{
-			dialect.KindText:    "VARCHAR(255)",
-			dialect.KindInteger: "BIGINT",
-			dialect.KindDecimal: "DECIMAL(${precision},${scale})",
-			dialect.KindDate:    "DATE",
-			dialect.KindTime:    "TIME(6)",
-			dialect.KindInstant: "TIMESTAMP(6)",
-			dialect.KindBoolean: "BOOLEAN",
-		},
-		Column:      "${column} ${type}",
-		Index:       "CREATE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
-		UniqueIndex: "CREATE UNIQUE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
-	}
+	return specddl.QueryColumns()
 }
 
 // introspection returns the catalogue queries of SQLite, on the connection's

@@ -1,16 +1,16 @@
 package sqlite
 
-import "github.com/tidemarkdb/tidemark/core/dialect"
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/plugins/internal/specddl"
+)
 
-// eventSourcingDDL holds the event-sourcing and partitioning scripts: global position, event tables, snapshots, partition metadata.
+// eventSourcingDDL holds the event-sourcing scripts: global position, event
+// tables, snapshots (partition metadata is in specddl.CommonScripts).
 var eventSourcingDDL = map[string][]string{
 	dialect.ScriptEventStoreGlobalPosition: {
-		`CREATE TABLE IF NOT EXISTS ${event_store_global_position_table} (
-    id  TINYINT NOT NULL PRIMARY KEY,
-    val BIGINT  NOT NULL
-)`,
-		`INSERT INTO ${event_store_global_position_table} (id, val) VALUES (1, 0)
-    ON CONFLICT (id) DO NOTHING`,
+		specddl.CounterTable("event_store_global_position_table"),
+		counterSeedInsert("event_store_global_position_table"),
 	},
 	dialect.ScriptEventStore: {
 		`CREATE TABLE IF NOT EXISTS ${event_store_table} (
@@ -27,12 +27,9 @@ var eventSourcingDDL = map[string][]string{
     global_position BIGINT       NOT NULL,
     UNIQUE (aggregate_id, sequence_no)
 )`,
-		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_aggregate
-    ON ${event_store_table} (aggregate_id, aggregate_type, sequence_no)`,
-		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_global
-    ON ${event_store_table} (global_position)`,
-		`CREATE INDEX IF NOT EXISTS idx_${event_store_table}_partition
-    ON ${event_store_table} (partition_key, global_position)`,
+		specddl.EventStoreAggregateIndex,
+		specddl.EventStoreGlobalIndex,
+		specddl.EventStorePartitionIndex,
 	},
 	dialect.ScriptSnapshots: {
 		`CREATE TABLE IF NOT EXISTS ${aggregate_snapshots_table} (
@@ -45,14 +42,13 @@ var eventSourcingDDL = map[string][]string{
     created_at       TIMESTAMP    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     UNIQUE (aggregate_id, sequence_no)
 )`,
-		`CREATE INDEX IF NOT EXISTS idx_${aggregate_snapshots_table}_lookup
-    ON ${aggregate_snapshots_table} (aggregate_id, aggregate_type, snapshot_version, sequence_no DESC)`,
+		specddl.SnapshotsLookupIndex,
 	},
-	dialect.ScriptPartitionMetadata: {
-		`CREATE TABLE IF NOT EXISTS ${partition_metadata_table} (
-    id         SMALLINT NOT NULL,
-    partitions INT      NOT NULL,
-    PRIMARY KEY (id)
-)`,
-	},
+}
+
+// counterSeedInsert returns the INSERT that seeds the counter table named by
+// the placeholder with (1, 0) and never overwrites an existing row.
+func counterSeedInsert(placeholder string) string {
+	return `INSERT INTO ${` + placeholder + `} (id, val) VALUES (1, 0)
+    ON CONFLICT (id) DO NOTHING`
 }
