@@ -1,274 +1,35 @@
 package h2
 
 import (
-	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"os"
-	"sync"
 	"testing"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
-	"github.com/tidemarkdb/tidemark/core/sqlerr"
-	"github.com/tidemarkdb/tidemark/internal/ddlgolden"
 	"github.com/tidemarkdb/tidemark/jdbcbridge"
+	"github.com/tidemarkdb/tidemark/plugins/internal/enginetest"
 )
 
 // These tests run the catalogue on a real H2 through the JDBC bridge; they
 // skip when Java or the H2 jar is missing.
 
-var (
-	bridgeOnce sync.Once
-	bridge     *jdbcbridge.Server
-	bridgeErr  error
-	dbSeq      int
-	dbSeqMu    sync.Mutex
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if bridge != nil {
-		bridge.Close()
-	}
-	os.Exit(code)
+// realEngine is an in-memory H2 database with the dialect's lock timeout.
+var realEngine = enginetest.Engine{
+	Name:     "H2",
+	Jar:      jdbcbridge.H2Jar,
+	DBPrefix: "h2test",
+	URL: func(name string) string {
+		return fmt.Sprintf("jdbc:h2:mem:%s;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=%d", name, LockTimeoutMillis)
+	},
+	User:        "sa",
+	Catalogue:   Catalogue,
+	LockTimeout: "SET LOCK_TIMEOUT 100",
 }
 
-// openH2 returns a new in-memory H2 database with the dialect's lock timeout.
-func openH2(t *testing.T) *sql.DB {
-	t.Helper()
-	bridgeOnce.Do(func() {
-		if _, _, err := jdbcbridge.FindJava(); err != nil {
-			bridgeErr = err
-			return
-		}
-		if _, err := os.Stat(jdbcbridge.H2Jar()); err != nil {
-			bridgeErr = err
-			return
-		}
-		bridge, bridgeErr = jdbcbridge.StartServer(context.Background(), jdbcbridge.StartOptions{ClassPath: []string{jdbcbridge.H2Jar()}})
-	})
-	if bridge == nil {
-		t.Skipf("no JDBC bridge for H2: %v", bridgeErr)
-	}
-	dbSeqMu.Lock()
-	dbSeq++
-	name := fmt.Sprintf("h2test_%d_%d", os.Getpid(), dbSeq)
-	dbSeqMu.Unlock()
-	url := fmt.Sprintf("jdbc:h2:mem:%s;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=%d", name, LockTimeoutMillis)
-	db, err := sql.Open("jdbcbridge", bridge.DSN(url, "sa", ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = db.Exec("SHUTDOWN")
-		db.Close()
-	})
-	return db
-}
+func TestMain(m *testing.M) { enginetest.Main(m) }
 
-// stmt fills a catalogue statement with the spec's example names and
-// compiles it to '?' placeholders.
-func stmt(t *testing.T, id dialect.StatementID, extra map[string]string) dialect.Compiled {
-	t.Helper()
-	names := ddlgolden.ExampleNames()
-	for k, v := range extra {
-		names[k] = v
-	}
-	filled, err := dialect.Fill(Catalogue().Statements[id], names)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dialect.Compile(filled, dialect.PlaceholderQuestion)
-}
+func TestDDLIdempotentOnH2(t *testing.T) { enginetest.DDLIdempotent(t, realEngine) }
 
-func createSchema(t *testing.T, db *sql.DB) {
-	t.Helper()
-	stmts, _, _, err := ddlgolden.Statements(Catalogue(), "upper")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%v\n%s", err, s)
-		}
-	}
-}
-
-func TestDDLIdempotentOnH2(t *testing.T) {
-	db := openH2(t)
-	ddlgolden.RunTwice(t, db, Catalogue(), "upper")
-	if _, err := db.Exec("UPDATE EVENT_STORE_GLOBAL_POSITION SET val = 42 WHERE id = 1"); err != nil {
-		t.Fatal(err)
-	}
-	createSchema(t, db)
-	var v int64
-	if err := db.QueryRow("SELECT val FROM EVENT_STORE_GLOBAL_POSITION WHERE id = 1").Scan(&v); err != nil || v != 42 {
-		t.Fatalf("counter after re-run: %d, %v", v, err)
-	}
-}
-
-// allocate runs position.allocate (and position.allocated when the first
-// returns no row) in tx and returns the new counter value.
-func allocate(t *testing.T, tx *sql.Tx, n int) (int64, error) {
-	pos := map[string]string{"position_table": "EVENT_STORE_GLOBAL_POSITION"}
-	var end int64
-	c := stmt(t, dialect.PositionAllocate, pos)
-	args, _ := c.Args(map[string]any{"count": n})
-	if Catalogue().Statements[dialect.PositionAllocated] == "" {
-		return end, tx.QueryRow(c.SQL, args...).Scan(&end)
-	}
-	if _, err := tx.Exec(c.SQL, args...); err != nil {
-		return 0, err
-	}
-	return end, tx.QueryRow(stmt(t, dialect.PositionAllocated, pos).SQL).Scan(&end)
-}
-
-func committedEnd(t *testing.T, db *sql.DB) int64 {
-	t.Helper()
-	var v int64
-	if err := db.QueryRow(stmt(t, dialect.CommittedEnd, map[string]string{"position_table": "EVENT_STORE_GLOBAL_POSITION"}).SQL).Scan(&v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// TestPositionAllocateHoldsTheCounter: a second allocation waits for the
-// first transaction and then builds on its committed value; a plain read
-// never waits and sees only committed values; a rollback restores the counter.
 func TestPositionAllocateHoldsTheCounter(t *testing.T) {
-	db := openH2(t)
-	createSchema(t, db)
-	tx1, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if end, err := allocate(t, tx1, 5); err != nil || end != 5 {
-		t.Fatalf("first allocation: %d, %v", end, err)
-	}
-	if v := committedEnd(t, db); v != 0 {
-		t.Fatalf("committed end while the append is open: %d, want 0", v)
-	}
-	type result struct {
-		end int64
-		err error
-	}
-	second := make(chan result, 1)
-	go func() {
-		tx2, err := db.Begin()
-		if err != nil {
-			second <- result{err: err}
-			return
-		}
-		end, err := allocate(t, tx2, 3)
-		if err == nil {
-			err = tx2.Commit()
-		} else {
-			_ = tx2.Rollback()
-		}
-		second <- result{end, err}
-	}()
-	if err := tx1.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	// If the second allocation had not waited for the first, it would have
-	// returned 3 (or failed); waiting, it adds to the committed 5.
-	if r := <-second; r.err != nil || r.end != 8 {
-		t.Fatalf("second allocation: %d, %v; want 8", r.end, r.err)
-	}
-	tx3, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if end, err := allocate(t, tx3, 2); err != nil || end != 10 {
-		t.Fatalf("third allocation: %d, %v", end, err)
-	}
-	if err := tx3.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	if v := committedEnd(t, db); v != 8 {
-		t.Fatalf("committed end after rollback: %d, want 8", v)
-	}
+	enginetest.PositionAllocateHoldsTheCounter(t, realEngine)
 }
 
-// TestErrorRules classifies errors raised by the real engine.
-func TestErrorRules(t *testing.T) {
-	db := openH2(t)
-	createSchema(t, db)
-	cl, err := sqlerr.NewClassifier(Catalogue().Errors)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins := Catalogue().EventInsert
-	filled, err := dialect.Fill(ins.Head+ins.Row+ins.Tail, ddlgolden.ExampleNames())
-	if err != nil {
-		t.Fatal(err)
-	}
-	insert := dialect.Compile(filled, dialect.PlaceholderQuestion)
-	row := func(id string, seq int64) []any {
-		a, err := insert.Args(map[string]any{"id": id, "aggregate_id": "acc-1", "aggregate_type": "bank.Account",
-			"sequence_no": seq, "event_type": "Opened", "event_revision": 0, "payload": `{}`, "metadata": nil,
-			"occurred_at": "2026-01-01 00:00:00", "partition_key": 1, "global_position": seq + 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
-	const id1, id2 = "0190a0a0-0000-7000-8000-000000000001", "0190a0a0-0000-7000-8000-000000000002"
-	if _, err := db.Exec(insert.SQL, row(id1, 0)...); err != nil {
-		t.Fatal(err)
-	}
-	type errCase struct {
-		name string
-		err  error
-		want dialect.ErrorClass
-	}
-	var cases []errCase
-	_, err = db.Exec(insert.SQL, row(id1, 1)...)
-	cases = append(cases, errCase{"same event id", err, dialect.ErrDuplicateEventID})
-	_, err = db.Exec(insert.SQL, row(id2, 0)...)
-	cases = append(cases, errCase{"same aggregate and sequence", err, dialect.ErrUniqueViolation})
-	_, err = db.Exec(`INSERT INTO CONSUMER_CHECKPOINTS (consumer_id, source_name, partition_no) VALUES ('nope', 's', 0)`)
-	cases = append(cases, errCase{"missing consumer", err, dialect.ErrForeignKeyViolation})
-	_, err = db.Exec(`SELECT * FROM NO_SUCH_TABLE`)
-	cases = append(cases, errCase{"missing table", err, dialect.ErrUndefinedTable})
-	cases = append(cases, errCase{"lock wait", lockTimeout(t, db), dialect.ErrLockTimeout})
-	for _, c := range cases {
-		if c.err == nil {
-			t.Errorf("%s: no error", c.name)
-			continue
-		}
-		var je *jdbcbridge.Error
-		if !errors.As(c.err, &je) {
-			t.Errorf("%s: %T %v", c.name, c.err, c.err)
-		}
-		if got := cl.Classify(c.err); got != c.want {
-			t.Errorf("%s: classified %q, want %q (%v)", c.name, got, c.want, c.err)
-		}
-	}
-}
-
-// lockTimeout holds the counter row in one transaction and returns the error
-// of a second connection, with a 100 ms lock timeout, that waits for it.
-func lockTimeout(t *testing.T, db *sql.DB) error {
-	t.Helper()
-	ctx := context.Background()
-	tx, err := db.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	if _, err := allocate(t, tx, 1); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "SET LOCK_TIMEOUT 100"); err != nil {
-		t.Fatal(err)
-	}
-	_, err = conn.ExecContext(ctx, "UPDATE EVENT_STORE_GLOBAL_POSITION SET val = val + 1 WHERE id = 1")
-	return err
-}
+func TestErrorRules(t *testing.T) { enginetest.ErrorRules(t, realEngine) }
