@@ -6,8 +6,8 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
-	"github.com/tidemarkdb/tidemark/core/sqlerr"
 	"github.com/tidemarkdb/tidemark/jdbcbridge"
+	"github.com/tidemarkdb/tidemark/plugins/internal/enginetest"
 )
 
 func TestCatalogueValid(t *testing.T) {
@@ -23,29 +23,17 @@ func TestCatalogueValid(t *testing.T) {
 // TestErrorRulesOnMessages classifies messages as H2 2.1.214 words them
 // (copied from real errors), including the SQL text H2 appends.
 func TestErrorRulesOnMessages(t *testing.T) {
-	cl, err := sqlerr.NewClassifier(Catalogue().Errors)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		err  error
-		want dialect.ErrorClass
-	}{
-		{&jdbcbridge.Error{State: "23505", Code: 23505, Message: `Unique index or primary key violation: "PUBLIC.PRIMARY_KEY_4 ON PUBLIC.E(ID) VALUES ( /* 3 */ UUID '0190a0a0-0000-7000-8000-000000000000' )"; SQL statement:
-INSERT INTO E VALUES (?, 'x') [23505-214]`}, dialect.ErrDuplicateEventID},
-		{&jdbcbridge.Error{State: "23505", Code: 23505, Message: `Unique index or primary key violation: "PRIMARY KEY ON PUBLIC.P(ID) ( /* key:1 */ CAST(1 AS TINYINT), CAST(0 AS BIGINT))"; SQL statement:
-MERGE INTO P t USING (VALUES (1, 0)) AS s (id, val) ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, val) VALUES (s.id, s.val) [23505-214]`}, dialect.ErrDuplicateEventID},
-		{&jdbcbridge.Error{State: "23505", Code: 23505, Message: `Unique index or primary key violation: "PUBLIC.CONSTRAINT_INDEX_5 ON PUBLIC.EVENT_STORE(AGGREGATE_ID NULLS FIRST, SEQUENCE_NO NULLS FIRST) VALUES ( /* key:1 */ 'PRIMARY_KEY_1 ON ', CAST(1 AS BIGINT))"; SQL statement:
-INSERT INTO EVENT_STORE (id) VALUES (?) -- PRIMARY_KEY_1 ON [23505-214]`}, dialect.ErrUniqueViolation},
-		{&jdbcbridge.Error{State: "HYT00", Code: 50200, Message: `Timeout trying to lock table "EVENT_STORE_GLOBAL_POSITION"`}, dialect.ErrLockTimeout},
-		{&jdbcbridge.Error{State: "40001", Code: 40001, Message: `Deadlock detected`}, dialect.ErrDeadlock},
-		{&jdbcbridge.Error{State: "42S02", Code: 42102, Message: `Table "NOPE" not found`}, dialect.ErrUndefinedTable},
-		{&jdbcbridge.Error{State: "08006", Code: 0, Message: `connection reset`}, dialect.ErrConnectionLost},
-		{errors.New("something else"), ""},
-	}
-	for _, c := range cases {
-		if got := cl.Classify(c.err); got != c.want {
-			t.Errorf("%q: %q, want %q", c.err, got, c.want)
-		}
-	}
+	enginetest.ClassifyMessages(t, Catalogue(), []enginetest.MessageCase{
+		{Err: &jdbcbridge.Error{State: "23505", Code: 23505, Message: `Unique index or primary key violation: "PUBLIC.PRIMARY_KEY_4 ON PUBLIC.E(ID) VALUES ( /* 3 */ UUID '0190a0a0-0000-7000-8000-000000000000' )"; SQL statement:
+INSERT INTO E VALUES (?, 'x') [23505-214]`}, Want: dialect.ErrDuplicateEventID},
+		{Err: &jdbcbridge.Error{State: "23505", Code: 23505, Message: `Unique index or primary key violation: "PRIMARY KEY ON PUBLIC.P(ID) ( /* key:1 */ CAST(1 AS TINYINT), CAST(0 AS BIGINT))"; SQL statement:
+MERGE INTO P t USING (VALUES (1, 0)) AS s (id, val) ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, val) VALUES (s.id, s.val) [23505-214]`}, Want: dialect.ErrDuplicateEventID},
+		{Err: &jdbcbridge.Error{State: "23505", Code: 23505, Message: `Unique index or primary key violation: "PUBLIC.CONSTRAINT_INDEX_5 ON PUBLIC.EVENT_STORE(AGGREGATE_ID NULLS FIRST, SEQUENCE_NO NULLS FIRST) VALUES ( /* key:1 */ 'PRIMARY_KEY_1 ON ', CAST(1 AS BIGINT))"; SQL statement:
+INSERT INTO EVENT_STORE (id) VALUES (?) -- PRIMARY_KEY_1 ON [23505-214]`}, Want: dialect.ErrUniqueViolation},
+		{Err: &jdbcbridge.Error{State: "HYT00", Code: 50200, Message: `Timeout trying to lock table "EVENT_STORE_GLOBAL_POSITION"`}, Want: dialect.ErrLockTimeout},
+		{Err: &jdbcbridge.Error{State: "40001", Code: 40001, Message: `Deadlock detected`}, Want: dialect.ErrDeadlock},
+		{Err: &jdbcbridge.Error{State: "42S02", Code: 42102, Message: `Table "NOPE" not found`}, Want: dialect.ErrUndefinedTable},
+		{Err: &jdbcbridge.Error{State: "08006", Code: 0, Message: `connection reset`}, Want: dialect.ErrConnectionLost},
+		{Err: errors.New("something else"), Want: ""},
+	})
 }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
-	"github.com/tidemarkdb/tidemark/core/sqlerr"
 	"github.com/tidemarkdb/tidemark/jdbcbridge"
+	"github.com/tidemarkdb/tidemark/plugins/internal/enginetest"
 )
 
 func TestCatalogueValid(t *testing.T) {
@@ -26,25 +26,13 @@ func TestCatalogueValid(t *testing.T) {
 // TestErrorRulesOnMessages classifies messages as HSQLDB 2.7.1 words them
 // (copied from real errors).
 func TestErrorRulesOnMessages(t *testing.T) {
-	cl, err := sqlerr.NewClassifier(Catalogue().Errors)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		err  error
-		want dialect.ErrorClass
-	}{
-		{&jdbcbridge.Error{State: "23505", Code: -104, Message: `integrity constraint violation: unique constraint or index violation ; SYS_PK_10098 table: EVENT_STORE`}, dialect.ErrDuplicateEventID},
-		{&jdbcbridge.Error{State: "23505", Code: -104, Message: `integrity constraint violation: unique constraint or index violation ; SYS_CT_10101 table: EVENT_STORE`}, dialect.ErrUniqueViolation},
-		{&jdbcbridge.Error{State: "23503", Code: -177, Message: `integrity constraint violation: foreign key no parent`}, dialect.ErrForeignKeyViolation},
-		{&jdbcbridge.Error{State: "40001", Code: -4861, Message: `transaction rollback: serialization failure`}, dialect.ErrSerializationFailure},
-		{&jdbcbridge.Error{State: "42501", Code: -5501, Message: `user lacks privilege or object not found: NOPE`}, dialect.ErrUndefinedTable},
-		{&jdbcbridge.Error{State: "08003", Code: -1303, Message: `connection is closed`}, dialect.ErrConnectionLost},
-		{errors.New("something else"), ""},
-	}
-	for _, c := range cases {
-		if got := cl.Classify(c.err); got != c.want {
-			t.Errorf("%q: %q, want %q", c.err, got, c.want)
-		}
-	}
+	enginetest.ClassifyMessages(t, Catalogue(), []enginetest.MessageCase{
+		{Err: &jdbcbridge.Error{State: "23505", Code: -104, Message: `integrity constraint violation: unique constraint or index violation ; SYS_PK_10098 table: EVENT_STORE`}, Want: dialect.ErrDuplicateEventID},
+		{Err: &jdbcbridge.Error{State: "23505", Code: -104, Message: `integrity constraint violation: unique constraint or index violation ; SYS_CT_10101 table: EVENT_STORE`}, Want: dialect.ErrUniqueViolation},
+		{Err: &jdbcbridge.Error{State: "23503", Code: -177, Message: `integrity constraint violation: foreign key no parent`}, Want: dialect.ErrForeignKeyViolation},
+		{Err: &jdbcbridge.Error{State: "40001", Code: -4861, Message: `transaction rollback: serialization failure`}, Want: dialect.ErrSerializationFailure},
+		{Err: &jdbcbridge.Error{State: "42501", Code: -5501, Message: `user lacks privilege or object not found: NOPE`}, Want: dialect.ErrUndefinedTable},
+		{Err: &jdbcbridge.Error{State: "08003", Code: -1303, Message: `connection is closed`}, Want: dialect.ErrConnectionLost},
+		{Err: errors.New("something else"), Want: ""},
+	})
 }

@@ -1,7 +1,8 @@
 // Package enginetest runs a dialect catalogue on a real engine behind the JDBC
 // bridge: the DDL twice, the position counter under concurrent appends, and
 // the error rules against errors the engine really raises. The tests skip when
-// Java or the engine's jar is missing.
+// Java or the engine's jar is missing. ClassifyMessages checks the error rules
+// on messages copied from the engine, without one.
 //
 // A plugin's test package describes its engine once in an Engine, calls Main
 // from its TestMain, and keeps one thin test function per check.
@@ -321,4 +322,26 @@ func (e Engine) lockTimeout(t *testing.T, db *sql.DB) error {
 	}
 	_, err = conn.ExecContext(ctx, "UPDATE EVENT_STORE_GLOBAL_POSITION SET val = val + 1 WHERE id = 1")
 	return err
+}
+
+// MessageCase is an error as the engine words it and the class the
+// catalogue's error rules must give it ("" for none).
+type MessageCase struct {
+	Err  error
+	Want dialect.ErrorClass
+}
+
+// ClassifyMessages checks the catalogue's error rules on errors copied from
+// the engine, without an engine.
+func ClassifyMessages(t *testing.T, c dialect.Catalogue, cases []MessageCase) {
+	t.Helper()
+	cl, err := sqlerr.NewClassifier(c.Errors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if got := cl.Classify(c.Err); got != c.Want {
+			t.Errorf("%q: %q, want %q", c.Err, got, c.Want)
+		}
+	}
 }
