@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -26,6 +27,7 @@ func eventStoreTests() []Test {
 		{"eventstore/partitions", testPartitions},
 		{"eventstore/partition_count_mismatch", testPartitionMismatch},
 		{"eventstore/snapshots", testSnapshots},
+		{"eventstore/connection_lost_mid_transaction", testConnectionLost},
 		{"positions/gapless_after_rollback", testGaplessAfterRollback},
 		{"positions/wrong_sequence_cache", testWrongSequenceCache},
 	}
@@ -531,5 +533,51 @@ func testWrongSequenceCache(t T, env *Env) {
 	}
 	if _, err := advanceUntil(ctx, a, s, res.Positions[0]); err != nil {
 		t.Errorf("after the fix: %v", err)
+	}
+}
+
+// testConnectionLost: the connection of an open append transaction goes
+// away (its driver connection is closed under it, as when the server or the
+// network drops it). The commit fails with an error, nothing of the append
+// is stored, positions stay gapless, and the next append works.
+func testConnectionLost(t T, env *Env) {
+	if env.Catalogue.Identity.Embedded {
+		skipf(t, "embedded engine: there is no server or network connection to lose")
+	}
+	s, e := openStore(t, env)
+	ctx := context.Background()
+	before := appendAndPublish(t, s, e, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "lost", Events: []eventstore.Event{ev("test.Before", `{}`)}})
+	conn, err := e.DB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendTx(ctx, tx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "lost", Events: []eventstore.Event{ev("test.Lost", `{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Raw(func(dc any) error { return dc.(driver.Conn).Close() }); err != nil {
+		t.Fatalf("closing the driver connection: %v", err)
+	}
+	if err := tx.Commit(); err == nil {
+		t.Fatalf("commit on a lost connection reported success")
+	}
+	conn.Close()
+	evs, err := s.Load(ctx, "bank.Account", "lost", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Type != "test.Before" {
+		t.Fatalf("after the lost transaction the stream holds %d events (%v)", len(evs), evs)
+	}
+	after := appendAndPublish(t, s, e, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "lost", Expected: eventstore.Exactly(0), Events: []eventstore.Event{ev("test.After", `{}`)}})
+	if isCounter(env) && after.Positions[0] != before.Positions[0]+1 {
+		t.Errorf("position after the lost transaction is %d, want %d (gapless)", after.Positions[0], before.Positions[0]+1)
+	}
+	all, _ := s.ReadAll(ctx, 0, 10)
+	if len(all) != 2 {
+		t.Errorf("read %d events, want 2", len(all))
 	}
 }

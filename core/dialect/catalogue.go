@@ -62,6 +62,9 @@ type Identity struct {
 	// (SQL Server: 2100); 0 means no limit the core needs to respect below
 	// its own chunking. Multi-row inserts are split to stay under it.
 	MaxBindParameters int `json:"max_bind_parameters,omitempty"`
+	// Embedded is true when the database runs inside the host process
+	// (SQLite): there is no server or network to lose.
+	Embedded bool `json:"embedded,omitempty"`
 	// FoldsUnquotedTo tells how the engine stores unquoted identifiers in its
 	// catalogue: "lower" (PostgreSQL), "upper" (H2, HSQLDB) or "" (as written).
 	FoldsUnquotedTo string `json:"folds_unquoted_to"`

@@ -47,6 +47,7 @@ func Catalogue() dialect.Catalogue {
 			QuoteOpen:           `"`,
 			QuoteClose:          `"`,
 			MaxIdentifierLength: 128,
+			Embedded:            true,
 		},
 		Positions:  dialect.CounterRow,
 		Scripts:    dialect.Scripts(dialect.ObjectTable, ddl()),
