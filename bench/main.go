@@ -163,10 +163,11 @@ func summary(r []float64) string {
 }
 
 type bench struct {
-	db    *sql.DB
-	e     *engine.Engine
-	store *eventstore.Store
-	adv   *hwm.Advancer
+	driver string
+	db     *sql.DB
+	e      *engine.Engine
+	store  *eventstore.Store
+	adv    *hwm.Advancer
 }
 
 func newBench(ctx context.Context, cat dialect.Catalogue, driver, dsn string) (*bench, error) {
@@ -186,11 +187,16 @@ func newBench(ctx context.Context, cat dialect.Catalogue, driver, dsn string) (*
 		return nil, err
 	}
 	adv := hwm.New(e, hwm.Options{PollInterval: *flagPoll})
-	return &bench{db: db, e: e, store: eventstore.New(e, adv), adv: adv}, nil
+	return &bench{driver: driver, db: db, e: e, store: eventstore.New(e, adv), adv: adv}, nil
 }
 
 func (b *bench) close() {
 	b.e.Close()
+	if b.driver == "jdbcbridge" {
+		// In-memory H2/HSQLDB databases live as long as the bridge's JVM:
+		// drop each one when its cell is done.
+		_, _ = b.db.Exec("SHUTDOWN")
+	}
 	b.db.Close()
 }
 
