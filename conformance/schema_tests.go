@@ -53,6 +53,7 @@ func schemaTests() []Test {
 	return []Test{
 		{"schema/create_twice", testCreateTwice},
 		{"schema/read_back_columns_and_indexes", testReadBack},
+		{"schema/read_back_column_types", testReadBackColumnTypes},
 		{"schema/seeds_not_overwritten", testSeedsNotOverwritten},
 		{"schema/never_mode_missing_table", testNeverMissingTable},
 		{"schema/never_mode_existing_schema", testNeverExisting},
