@@ -99,11 +99,9 @@ func (s *Store) appendInTx(ctx context.Context, streams []Stream) (Appended, err
 func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Appended, error) {
 	// The version is read first, so a conflict is reported before any
 	// statement fails (which would abort the caller's transaction on some engines).
-	res, err := s.append(ctx, tx, streams, true, nil)
-	if err == nil {
-		s.afterCommit(tx)
-	}
-	return res, err
+	// The store cannot see the caller's commit: the advancer's next poll
+	// publishes the events (or the caller nudges it after committing).
+	return s.append(ctx, tx, streams, true, nil)
 }
 
 func streamKey(t, id string) string { return t + "/" + id }

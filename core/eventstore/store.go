@@ -1,7 +1,6 @@
 package eventstore
 
 import (
-	"database/sql"
 	"sync"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
@@ -34,10 +33,6 @@ func (s *Store) nudge() {
 		s.nudger.Nudge()
 	}
 }
-
-// afterCommit cannot observe the caller's commit; the advancer's poll picks
-// the events up. Kept as one place to hook a commit callback later.
-func (s *Store) afterCommit(*sql.Tx) { s.nudge() }
 
 // eventTable is the table of an aggregate type: its own when declared, else
 // the shared event table.
