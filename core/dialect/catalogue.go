@@ -162,6 +162,14 @@ type RowInsert struct {
 	// With ReturnsPositions it lets a single-stream append be one
 	// autocommit statement: no transaction round trips, no version read.
 	NextSequence string `json:"next_sequence,omitempty"`
+	// CheckedSequence, optional, is an SQL expression the core puts in place
+	// of the first event's #{sequence_no} when appending with an exact
+	// expected version: it yields #{sequence_no} when the stream's version
+	// (-1 for none) is #{expected_version}, and NULL otherwise, so the NOT
+	// NULL constraint refuses the insert (an ErrNotNullViolation rule must
+	// classify it) and the core reports a conflict with the actual version.
+	// With ReturnsPositions an exact-version append is then one statement.
+	CheckedSequence string `json:"checked_sequence,omitempty"`
 }
 
 // LockForms describes how the engine locks and what it lacks.
@@ -192,8 +200,11 @@ const (
 	// ErrDuplicateEventID is a unique violation of an event table's primary
 	// key (the event id), told apart from a sequence conflict by the rule's
 	// message or constraint pattern.
-	ErrDuplicateEventID     ErrorClass = "duplicate_event_id"
-	ErrForeignKeyViolation  ErrorClass = "foreign_key_violation"
+	ErrDuplicateEventID    ErrorClass = "duplicate_event_id"
+	ErrForeignKeyViolation ErrorClass = "foreign_key_violation"
+	// ErrNotNullViolation is a NOT NULL constraint refusing a row (the
+	// signal of RowInsert.CheckedSequence).
+	ErrNotNullViolation     ErrorClass = "not_null_violation"
 	ErrDeadlock             ErrorClass = "deadlock"
 	ErrLockTimeout          ErrorClass = "lock_timeout"
 	ErrSerializationFailure ErrorClass = "serialization_failure"

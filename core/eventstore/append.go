@@ -25,6 +25,7 @@ type row struct {
 	vals     [nParams]any
 	index    int    // position in the append's event order
 	computed bool   // sequence_no computed by the database (NextSequence)
+	checked  bool   // sequence_no checked by the database (CheckedSequence)
 	stream   string // stream key, for computed rows
 }
 
@@ -161,10 +162,15 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		// constraint on sequence 0 check it; or let the database compute the
 		// next sequence number in the insert itself. (An exact version is
 		// always read: the constraint alone cannot tell that version v exists.)
-		seq, computed := int64(0), false
+		seq, computed, checked := int64(0), false, false
+		exact, isExact := st.Expected.Exact()
 		switch {
 		case !precheck && st.Expected == NoStream:
 			seq = -1
+		case !precheck && isExact && s.e.Cat.EventInsert.CheckedSequence != "":
+			// The insert itself checks the version (its first row's
+			// sequence number is NULL unless the stream is at exact).
+			seq, checked = exact, true
 		case !precheck && st.Expected == Any && len(st.Events) == 1 && s.e.Cat.EventInsert.NextSequence != "" && s.e.Cat.EventInsert.ReturnsPositions:
 			// One event: the database computes its sequence number in the
 			// insert. (For a batch, one read of the version is cheaper than a
@@ -212,6 +218,9 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			r.vals[pPartitionKey] = part
 			if computed {
 				r.vals[pSequenceOffset], r.computed = int64(i+1), true
+			}
+			if checked && i == 0 {
+				r.vals[pExpectedVersion], r.checked = exact, true
 			}
 			rows = append(rows, r)
 		}
@@ -261,7 +270,9 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 // the dialect limits bind parameters per statement.
 func (s *Store) chunk() int {
 	if max := s.e.Cat.Identity.MaxBindParameters; max > 0 {
-		return min(insertChunk, max/(nParams-1)) // sequence_no or sequence_offset, not both
+		// A row binds sequence_no or sequence_offset, not both, and only a
+		// first row binds expected_version (plus aggregate_id once more).
+		return min(insertChunk, (max-2)/(nParams-2))
 	}
 	return insertChunk
 }
@@ -317,7 +328,7 @@ func (s *Store) allocate(ctx context.Context, tx queryer, n int) (int64, error) 
 }
 
 // The event insert's bind parameters, by name and by slot in row.vals.
-var rowParams = []string{"id", "aggregate_id", "aggregate_type", "sequence_no", "sequence_offset", "event_type", "event_revision", "payload", "metadata", "occurred_at", "partition_key", "global_position"}
+var rowParams = []string{"id", "aggregate_id", "aggregate_type", "sequence_no", "sequence_offset", "event_type", "event_revision", "payload", "metadata", "occurred_at", "partition_key", "global_position", "expected_version"}
 
 const (
 	pID = iota
@@ -332,13 +343,15 @@ const (
 	pOccurredAt
 	pPartitionKey
 	pGlobalPosition
+	pExpectedVersion
 	nParams
 )
 
 // compiledInsert is a multi-row insert with each bind's slot in row.vals.
 type compiledInsert struct {
 	dialect.Compiled
-	slots []int
+	slots []int // each bind's slot in row.vals
+	rows  []int // each bind's row in the chunk
 	key   string
 }
 
@@ -348,21 +361,34 @@ func (s *Store) insert(ctx context.Context, tx execer, rows []row, res Appended)
 	if rows[0].computed {
 		row = strings.Replace(row, "#{sequence_no}", ins.NextSequence, 1)
 	}
-	key := insertKey{rows[0].table, len(rows), rows[0].computed}
+	first := row
+	if rows[0].checked {
+		first = strings.Replace(row, "#{sequence_no}", ins.CheckedSequence, 1)
+	}
+	key := insertKey{rows[0].table, len(rows), rows[0].computed, rows[0].checked}
 	c, ok := s.inserts.Load(key)
 	if !ok {
-		tmpl := ins.Head + strings.TrimSuffix(strings.Repeat(row+", ", len(rows)), ", ") + ins.Tail
+		tmpl := ins.Head + first + strings.Repeat(", "+row, len(rows)-1) + ins.Tail
 		compiled, err := s.e.CompileText(tmpl, map[string]string{"event_store_table": rows[0].table})
 		if err != nil {
 			return err
 		}
-		ci := &compiledInsert{Compiled: compiled, key: fmt.Sprintf("insert|%s|%d|%v", key.table, key.rows, key.computed)}
-		for _, p := range compiled.Params {
+		ci := &compiledInsert{Compiled: compiled, key: fmt.Sprintf("insert|%s|%d|%v|%v", key.table, key.rows, key.computed, key.checked)}
+		// Which row each bind belongs to: rows are laid out one after the
+		// other, the first possibly with more binds than the rest.
+		firstBinds := len(dialect.Compile(first, dialect.PlaceholderQuestion).Params)
+		restBinds := len(dialect.Compile(row, dialect.PlaceholderQuestion).Params)
+		for i, p := range compiled.Params {
 			slot := slices.Index(rowParams, p)
 			if slot < 0 {
 				return fmt.Errorf("event insert parameter #{%s} is not one of %v", p, rowParams)
 			}
+			r := 0
+			if j := i - len(dialect.Compile(ins.Head, dialect.PlaceholderQuestion).Params) - firstBinds; j >= 0 {
+				r = 1 + j/restBinds
+			}
 			ci.slots = append(ci.slots, slot)
+			ci.rows = append(ci.rows, r)
 		}
 		c, _ = s.inserts.LoadOrStore(key, ci)
 	}
@@ -374,14 +400,14 @@ type insertKey struct {
 	table    string
 	rows     int
 	computed bool
+	checked  bool
 }
 
 func (s *Store) runInsert(ctx context.Context, tx execer, rows []row, res Appended, c *compiledInsert) error {
 	ins := s.e.Cat.EventInsert
 	args := make([]any, len(c.slots))
-	perRow := len(c.slots) / len(rows)
 	for i, slot := range c.slots {
-		args[i] = rows[i/perRow].vals[slot]
+		args[i] = rows[c.rows[i]].vals[slot]
 	}
 	st, err := s.e.Prepared(ctx, c.key, c.SQL)
 	if err != nil {
@@ -428,7 +454,7 @@ func (s *Store) translate(ctx context.Context, err error, streams []Stream, tabl
 	switch s.e.Errors.Classify(err) {
 	case dialect.ErrDuplicateEventID:
 		return &DuplicateEventError{Table: table, Cause: err}
-	case dialect.ErrUniqueViolation:
+	case dialect.ErrUniqueViolation, dialect.ErrNotNullViolation:
 		for _, st := range streams {
 			t := s.eventTable(st.AggregateType)
 			if table != "" && t != table {
