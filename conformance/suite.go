@@ -82,6 +82,7 @@ func Tests() []Test {
 	all = append(all, schemaTests()...)
 	all = append(all, eventStoreTests()...)
 	all = append(all, hwmTests()...)
+	all = append(all, queryTableTests()...)
 	return all
 }
 

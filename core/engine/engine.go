@@ -157,6 +157,9 @@ func (e *Engine) ensureSchema(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if steps, err = schema.OmitExistingQueryTables(ctx, e.DB, e.Cat, steps); err != nil {
+		return err
+	}
 	if err := schema.Apply(ctx, e.DB, steps, cfg.Modes); err != nil {
 		return err
 	}
@@ -166,7 +169,12 @@ func (e *Engine) ensureSchema(ctx context.Context, cfg Config) error {
 			never[a] = true
 		}
 	}
-	return schema.Verify(ctx, e.DB, e.Cat, schema.Objects(e.Cat, e.Names), never)
+	if err := schema.Verify(ctx, e.DB, e.Cat, schema.Objects(e.Cat, e.Names), never); err != nil {
+		return err
+	}
+	// An existing query table is never altered, only checked against its
+	// projection's declaration.
+	return schema.CheckQueryTables(ctx, e.DB, e.Cat, e.Names, cfg.QueryTables, prefix, cfg.Modes)
 }
 
 // seedExec runs a seed statement. A unique violation means another process
