@@ -278,6 +278,19 @@ func testBatchAllOrNothing(t T, env *Env) {
 		eventstore.Stream{AggregateType: "bank.Account", AggregateID: "b-2", Expected: eventstore.NoStream, Events: []eventstore.Event{ev("d", `{}`)}},
 	)
 	expectErr[*eventstore.ConcurrencyError](t, err, "batch with one conflicting stream")
+	// The conflict may sit in a later stream of the same table, with an
+	// exact version the stream does not have.
+	_, err = s.Append(ctx,
+		eventstore.Stream{AggregateType: "bank.Account", AggregateID: "b-3", Expected: eventstore.NoStream, Events: []eventstore.Event{ev("e", `{}`)}},
+		eventstore.Stream{AggregateType: "bank.Account", AggregateID: "b-2", Expected: eventstore.Exactly(5), Events: []eventstore.Event{ev("f", `{}`)}},
+	)
+	ce := expectErr[*eventstore.ConcurrencyError](t, err, "batch whose second stream has a stale exact version")
+	if ce.AggregateID != "b-2" || ce.Actual != 0 {
+		t.Errorf("conflict names %s at %d, want b-2 at 0", ce.AggregateID, ce.Actual)
+	}
+	if evs, _ := s.Load(ctx, "bank.Account", "b-3", -1); len(evs) != 0 {
+		t.Errorf("stream b-3 kept %d events of a failed batch", len(evs))
+	}
 	for _, id := range []string{"b-1", "b-9"} {
 		typ := "bank.Account"
 		if id == "b-9" {

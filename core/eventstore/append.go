@@ -159,9 +159,10 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		}
 		table := s.eventTable(st.AggregateType)
 		// The stream's version: read it; or, for NoStream, let the unique
-		// constraint on sequence 0 check it; or let the database compute the
-		// next sequence number in the insert itself. (An exact version is
-		// always read: the constraint alone cannot tell that version v exists.)
+		// constraint on sequence 0 check it; or let the insert check an exact
+		// version (CheckedSequence) or compute the next sequence number
+		// (NextSequence) itself. Without CheckedSequence an exact version is
+		// read: the unique constraint alone cannot tell that version v exists.
 		seq, computed, checked := int64(0), false, false
 		exact, isExact := st.Expected.Exact()
 		switch {
@@ -255,7 +256,10 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 	chunk := s.chunk()
 	for start := 0; start < len(rows); {
 		end := start + 1
-		for end < len(rows) && end-start < chunk && rows[end].table == rows[start].table {
+		// A chunk shares one table and one row shape: a row whose sequence
+		// number the database checks starts a chunk of its own.
+		for end < len(rows) && end-start < chunk && rows[end].table == rows[start].table &&
+			!rows[end].checked && rows[end].computed == rows[start].computed {
 			end++
 		}
 		if err := s.insert(ctx, tx, rows[start:end], res); err != nil {
