@@ -95,8 +95,9 @@ func (s *Store) appendInTx(ctx context.Context, streams []Stream) (Appended, err
 }
 
 // AppendTx appends streams inside the caller's transaction, so the caller's
-// own writes commit with the events. On error the caller must roll back
-// (on some engines the transaction is already aborted).
+// own writes commit with the events. tx must come from the engine's *sql.DB
+// (the store's prepared statements belong to it). On error the caller must
+// roll back (on some engines the transaction is already aborted).
 func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Appended, error) {
 	// The version is read first, so a conflict is reported before any
 	// statement fails (which would abort the caller's transaction on some engines).
