@@ -52,6 +52,7 @@ var (
 	flagCell     = flag.Duration("cell", 700*time.Millisecond, "duration of one side of one round")
 	flagBig      = flag.Int("big", 1000000, "stored events for the large-table append latency (0 to skip)")
 	flagReadRows = flag.Int("read-rows", 50000, "events for the catch-up read comparison")
+	flagPage     = flag.Int("page", 5000, "page size of the catch-up read (FollowOptions.PageSize)")
 	flagPoll     = flag.Duration("poll", 100*time.Millisecond, "high-water-mark poll interval for the tail latency")
 	flagProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run")
 )
