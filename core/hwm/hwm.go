@@ -233,9 +233,9 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if a.e.Cat.Positions == dialect.CounterRow {
-		return a.cycleCounter(ctx)
+		return a.cycleCounter(ctx, s, end)
 	}
-	return a.cycleHorizon(ctx)
+	return a.cycleHorizon(ctx, s)
 }
 
 func (a *Advancer) committedEnd(ctx context.Context, q engine.Querier) (int64, error) {
@@ -246,23 +246,19 @@ func (a *Advancer) committedEnd(ctx context.Context, q engine.Querier) (int64, e
 	return end.Int64, nil
 }
 
-func (a *Advancer) cycleCounter(ctx context.Context) (bool, error) {
-	end, err := a.committedEnd(ctx, a.e.DB)
-	if err != nil {
-		return false, err
+// cycleCounter moves the mark to the committed counter read before the
+// lease was taken: the counter only ever holds committed positions, so an
+// end read at any time is safe to publish.
+func (a *Advancer) cycleCounter(ctx context.Context, s state, end int64) (bool, error) {
+	moved, err := a.advance(ctx, end)
+	if err == nil && a.opts.Metrics != nil {
+		mark := s.mark
+		if moved {
+			mark = end
+		}
+		a.opts.Metrics.Observe(a.opts.Topic, mark, end)
 	}
-	s, err := a.read(ctx, a.e.DB)
-	if err != nil {
-		return false, err
-	}
-	if a.opts.Metrics != nil {
-		a.opts.Metrics.Observe(a.opts.Topic, max(s.mark, end), end)
-	}
-	if end <= s.mark {
-		a.observe(s.mark)
-		return false, nil
-	}
-	return a.advance(ctx, end)
+	return moved, err
 }
 
 func (a *Advancer) advance(ctx context.Context, mark int64) (bool, error) {
@@ -284,12 +280,11 @@ func (a *Advancer) advance(ctx context.Context, mark int64) (bool, error) {
 	return false, nil
 }
 
-func (a *Advancer) cycleHorizon(ctx context.Context) (bool, error) {
-	s, err := a.read(ctx, a.e.DB)
-	if err != nil {
-		return false, err
-	}
-	a.observe(s.mark)
+// cycleHorizon runs the pending-end protocol from the state read before the
+// lease was taken. A pending pair recorded by any holder is a valid claim
+// (every position up to its end was drawn by a transaction older than its
+// horizon), so acting on one read a moment earlier is safe.
+func (a *Advancer) cycleHorizon(ctx context.Context, s state) (bool, error) {
 	moved := false
 	if s.pendingEnd.Valid && s.pendingHorizon.Valid {
 		ok, err := a.horizonPassed(ctx, s.pendingHorizon.Int64)
