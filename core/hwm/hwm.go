@@ -205,11 +205,6 @@ func (a *Advancer) acquire(ctx context.Context) (bool, error) {
 }
 
 func (a *Advancer) cycle(ctx context.Context) (bool, error) {
-	if a.e.Cat.Positions == dialect.SequenceXIDHorizon {
-		if err := a.e.CheckSequenceCache(ctx); err != nil {
-			return false, err
-		}
-	}
 	// Read first, write only when there is work: an idle topic costs two
 	// reads a poll, and on engines that allow one writer at a time (SQLite)
 	// the advancer never queues behind an open append for nothing.
@@ -227,6 +222,13 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 			a.opts.Metrics.Observe(a.opts.Topic, s.mark, s.mark)
 		}
 		return false, nil
+	}
+	// A sequence with a wider cache reports values a session reserved but
+	// hands out later: refuse to move (every cycle with work) until fixed.
+	if a.e.Cat.Positions == dialect.SequenceXIDHorizon {
+		if err := a.e.CheckSequenceCache(ctx); err != nil {
+			return false, err
+		}
 	}
 	held, err := a.acquire(ctx)
 	if err != nil || !held {
