@@ -186,6 +186,11 @@ type LockForms struct {
 	// transaction at a time (SQLite): the core then takes the write lock at
 	// BEGIN so concurrent writers queue instead of failing.
 	SerializesWriters bool `json:"serializes_writers"`
+	// CounterFirst makes a CounterRow append take the counter before it reads
+	// anything (the stream versions), instead of as late as possible: for
+	// engines where a reader of the event table can deadlock with the
+	// counter's holder inserting into it (HSQLDB).
+	CounterFirst bool `json:"counter_first,omitempty"`
 	// BeginWrite, when set, is the statement that starts a writing
 	// transaction instead of database/sql's BeginTx (e.g. "BEGIN IMMEDIATE").
 	BeginWrite string `json:"begin_write,omitempty"`

@@ -146,6 +146,26 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		return Appended{}, fmt.Errorf("append on %T", q)
 	}
 	res := Appended{Versions: map[string]int64{}}
+	// Where the dialect asks for it, take the counter before any read of the
+	// append, so a reader of the event table never waits for the counter
+	// while the counter's holder waits to insert into that table.
+	counterEnd, counterTaken := int64(0), false
+	if s.e.Cat.Positions == dialect.CounterRow && s.e.Cat.Locks.CounterFirst {
+		total := 0
+		for _, st := range streams {
+			total += len(st.Events)
+		}
+		if total > 0 {
+			if beforeLock != nil {
+				beforeLock()
+			}
+			end, err := s.allocate(ctx, q, total)
+			if err != nil {
+				return res, err
+			}
+			counterEnd, counterTaken = end, true
+		}
+	}
 	var rows []row
 	now := time.Now().UTC()
 	for _, st := range streams {
@@ -240,12 +260,15 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 	res.Positions = make([]int64, len(rows))
 	// Lock the counter as late as possible: after every read of the append.
 	if s.e.Cat.Positions == dialect.CounterRow {
-		if beforeLock != nil {
-			beforeLock()
-		}
-		end, err := s.allocate(ctx, q, len(rows))
-		if err != nil {
-			return res, err
+		end := counterEnd
+		if !counterTaken {
+			if beforeLock != nil {
+				beforeLock()
+			}
+			var err error
+			if end, err = s.allocate(ctx, q, len(rows)); err != nil {
+				return res, err
+			}
 		}
 		for i := range rows {
 			p := end - int64(len(rows)) + int64(i) + 1

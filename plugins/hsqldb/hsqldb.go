@@ -90,7 +90,7 @@ func Catalogue() dialect.Catalogue {
 		},
 		// No ForUpdate: in MVCC mode it does not lock against another
 		// SELECT … FOR UPDATE; rows are locked by updating them.
-		Locks:         dialect.LockForms{Now: now},
+		Locks:         dialect.LockForms{Now: now, CounterFirst: true},
 		Errors:        errorRules(),
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
