@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -18,15 +19,8 @@ type declaredColumn struct {
 	Definition string // the whole definition, for messages
 }
 
-// readColumn is one row of the dialect's Introspection.Columns query.
-type readColumn struct {
-	Name      string
-	Type      string
-	Length    *int64
-	Precision *int64
-	Scale     *int64
-	Nullable  bool
-}
+// readColumn is one column as the database's catalogue reports it.
+type readColumn = schema.Column
 
 var (
 	createTableRE = regexp.MustCompile(`(?is)\bCREATE\s+(?:(?:CACHED|MEMORY|UNLOGGED|GLOBAL|LOCAL|TEMPORARY|TEMP)\s+)*TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([^\s(]+)\s*\(`)
@@ -223,46 +217,6 @@ func intOrNull(p *int64) string {
 	return strconv.FormatInt(*p, 10)
 }
 
-// toInt64 reads a nullable integer as the drivers return it.
-func toInt64(v any) (*int64, error) {
-	var n int64
-	switch x := v.(type) {
-	case nil:
-		return nil, nil
-	case int64:
-		n = x
-	case int32:
-		n = int64(x)
-	case int:
-		n = int64(x)
-	case int16:
-		n = int64(x)
-	case int8:
-		n = int64(x)
-	case uint64:
-		n = int64(x)
-	case uint32:
-		n = int64(x)
-	case float64:
-		n = int64(x)
-	case []byte:
-		return toInt64(string(x))
-	case string:
-		p, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-		if err != nil {
-			f, ferr := strconv.ParseFloat(strings.TrimSpace(x), 64)
-			if ferr != nil {
-				return nil, fmt.Errorf("not an integer: %q", x)
-			}
-			p = int64(f)
-		}
-		n = p
-	default:
-		return nil, fmt.Errorf("unexpected %T %v", v, v)
-	}
-	return &n, nil
-}
-
 func testReadBackColumnTypes(t T, env *Env) {
 	cfg := defaultConfig()
 	e := openEngine(t, env, cfg)
@@ -287,34 +241,14 @@ func testReadBackColumnTypes(t T, env *Env) {
 		if err != nil {
 			t.Fatalf("%s (%s): %v", table, st.Script, err)
 		}
-		rows := introspect(t, e, "columns", table)
+		cols, err := schema.ReadColumns(context.Background(), e.DB, e.Cat, table)
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
 		read := map[string]readColumn{}
-		var order []string
-		for rows.Next() {
-			var name, typ string
-			var length, prec, scale, nullable any
-			if err := rows.Scan(&name, &typ, &length, &prec, &scale, &nullable); err != nil {
-				rows.Close()
-				t.Fatalf("scanning columns of %s: %v", table, err)
-			}
-			r := readColumn{Name: name, Type: strings.Join(strings.Fields(strings.ToUpper(typ)), " "), Nullable: truthy(nullable)}
-			var e1, e2, e3 error
-			r.Length, e1 = toInt64(length)
-			r.Precision, e2 = toInt64(prec)
-			r.Scale, e3 = toInt64(scale)
-			for _, err := range []error{e1, e2, e3} {
-				if err != nil {
-					rows.Close()
-					t.Fatalf("%s.%s: %v", table, name, err)
-				}
-			}
-			read[strings.ToLower(name)] = r
-			order = append(order, strings.ToLower(name))
+		for _, c := range cols {
+			read[strings.ToLower(c.Name)] = c
 		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("columns of %s: %v", table, err)
-		}
-		rows.Close()
 		if len(read) == 0 {
 			t.Errorf("%s: the catalogue reports no columns", table)
 			continue
@@ -339,9 +273,9 @@ func testReadBackColumnTypes(t T, env *Env) {
 					d.Definition, strings.Join(bad, "; "))
 			}
 		}
-		for _, n := range order {
-			if !declared[n] {
-				t.Errorf("%s.%s: in the catalogue but not declared", table, n)
+		for _, c := range cols {
+			if !declared[strings.ToLower(c.Name)] {
+				t.Errorf("%s.%s: in the catalogue but not declared", table, strings.ToLower(c.Name))
 			}
 		}
 	}

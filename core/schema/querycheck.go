@@ -359,8 +359,19 @@ func tableExists(ctx context.Context, db Querier, cat *dialect.Catalogue, table 
 	return true, nil
 }
 
-// readColumns reads a table's columns, keyed by lower-case name.
-func readColumns(ctx context.Context, db Querier, cat *dialect.Catalogue, table string) (map[string]*catalogueColumn, error) {
+// Column is one column as the database's own catalogue reports it, through
+// the dialect's Introspection.Columns query.
+type Column struct {
+	Name      string
+	Type      string // upper case, blanks collapsed
+	Length    *int64 // nil where it does not apply
+	Precision *int64
+	Scale     *int64 // fractional-second digits for time types
+	Nullable  bool
+}
+
+// ReadColumns reads a table's columns in the catalogue's order.
+func ReadColumns(ctx context.Context, db Querier, cat *dialect.Catalogue, table string) ([]Column, error) {
 	c := dialect.Compile(cat.Introspection.Columns, cat.Identity.Placeholder)
 	args, err := c.Args(map[string]any{"table": catalogueName(cat, table)})
 	if err != nil {
@@ -371,14 +382,14 @@ func readColumns(ctx context.Context, db Querier, cat *dialect.Catalogue, table 
 		return nil, fmt.Errorf("reading the columns of %s: %w", table, err)
 	}
 	defer rows.Close()
-	out := map[string]*catalogueColumn{}
+	var out []Column
 	for rows.Next() {
 		var name, typ any
 		var length, prec, scale, nullable any
 		if err := rows.Scan(&name, &typ, &length, &prec, &scale, &nullable); err != nil {
 			return nil, fmt.Errorf("reading the columns of %s: %w", table, err)
 		}
-		col := &catalogueColumn{Name: asString(name), Type: strings.Join(strings.Fields(strings.ToUpper(asString(typ))), " ")}
+		col := Column{Name: asString(name), Type: strings.Join(strings.Fields(strings.ToUpper(asString(typ))), " "), Nullable: asBool(nullable)}
 		for _, p := range []struct {
 			dst **int64
 			v   any
@@ -389,10 +400,23 @@ func readColumns(ctx context.Context, db Querier, cat *dialect.Catalogue, table 
 			}
 			*p.dst = n
 		}
-		out[strings.ToLower(col.Name)] = col
+		out = append(out, col)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading the columns of %s: %w", table, err)
+	}
+	return out, nil
+}
+
+// readColumns reads a table's columns, keyed by lower-case name.
+func readColumns(ctx context.Context, db Querier, cat *dialect.Catalogue, table string) (map[string]*catalogueColumn, error) {
+	cols, err := ReadColumns(ctx, db, cat, table)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*catalogueColumn, len(cols))
+	for _, c := range cols {
+		out[strings.ToLower(c.Name)] = &catalogueColumn{Name: c.Name, Type: c.Type, Length: c.Length, Precision: c.Precision, Scale: c.Scale}
 	}
 	return out, nil
 }
