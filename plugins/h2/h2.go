@@ -64,9 +64,6 @@ func (*H2) Describe(context.Context, dialect.DescribeRequest) (dialect.DescribeR
 	return dialect.DescribeResponse{Catalogue: Catalogue()}, nil
 }
 
-// eventColumns is the read order every event read returns.
-const eventColumns = `id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position`
-
 // now is the database clock. CURRENT_TIMESTAMP is TIMESTAMP WITH TIME ZONE
 // and, in H2, fixed for the duration of a transaction; every statement that
 // uses it runs in a transaction of its own.
@@ -93,13 +90,10 @@ func Catalogue() dialect.Catalogue {
 			MaxIdentifierLength: 256,
 			FoldsUnquotedTo:     "upper",
 		},
-		Positions:  dialect.CounterRow,
-		Scripts:    dialect.Scripts(dialect.ObjectTable, ddl()),
-		Statements: statements(),
-		EventInsert: dialect.RowInsert{
-			Head: `INSERT INTO ${event_store_table} (` + eventColumns + `) VALUES `,
-			Row:  `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})`,
-		},
+		Positions:     dialect.CounterRow,
+		Scripts:       dialect.Scripts(dialect.ObjectTable, ddl()),
+		Statements:    statements(),
+		EventInsert:   dialect.ANSI().EventInsert,
 		Locks:         dialect.LockForms{ForUpdate: " FOR UPDATE", Now: now},
 		Errors:        errorRules(),
 		Introspection: introspection(),
@@ -133,35 +127,23 @@ func errorRules() []dialect.ErrorRule {
 	}
 }
 
+// statements are ANSI's (dialect.ANSI) with what this engine needs instead.
 func statements() map[dialect.StatementID]string {
 	lease := `TIMESTAMPADD(MILLISECOND, #{lease_millis}, ` + now + `)`
-	return map[dialect.StatementID]string{
+	st := dialect.ANSI().Statements
+	for id, sql := range map[dialect.StatementID]string{
 		dialect.PartitionSeed: `MERGE INTO ${partition_metadata_table} t USING (VALUES (1, CAST(#{partitions} AS INT))) AS s (id, partitions) ON t.id = s.id ` +
 			`WHEN NOT MATCHED THEN INSERT (id, partitions) VALUES (s.id, s.partitions)`,
-		dialect.PartitionRead: `SELECT partitions FROM ${partition_metadata_table} WHERE id = 1`,
-		dialect.PositionSeed: `MERGE INTO ${position_table} t USING (VALUES (1, 0)) AS s (id, val) ON t.id = s.id ` +
-			`WHEN NOT MATCHED THEN INSERT (id, val) VALUES (s.id, s.val)`,
 		// The UPDATE locks the row until the transaction ends; FINAL TABLE
 		// returns the value it wrote.
-		dialect.PositionAllocate:    `SELECT val FROM FINAL TABLE (UPDATE ${position_table} SET val = val + #{count} WHERE id = 1)`,
-		dialect.StreamVersion:       `SELECT MAX(sequence_no) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}`,
-		dialect.EventStream:         `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND sequence_no > #{after_sequence} ORDER BY sequence_no`,
-		dialect.EventRange:          `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
-		dialect.EventPartitionRange: `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
-		dialect.SnapshotInsert:      `INSERT INTO ${aggregate_snapshots_table} (id, aggregate_id, aggregate_type, sequence_no, snapshot_version, payload, created_at) VALUES (#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{snapshot_version}, #{payload}, #{created_at})`,
-		dialect.SnapshotLatest:      `SELECT sequence_no, payload, created_at FROM ${aggregate_snapshots_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND snapshot_version = #{snapshot_version} ORDER BY sequence_no DESC FETCH FIRST 1 ROW ONLY`,
-
-		dialect.HWMSeed: `MERGE INTO ${high_water_mark_store_table} t USING (VALUES (CAST(#{topic} AS VARCHAR(255)), 0, 0)) AS s (topic_name, high_water_mark, topic_start) ON t.topic_name = s.topic_name ` +
-			`WHEN NOT MATCHED THEN INSERT (topic_name, high_water_mark, topic_start) VALUES (s.topic_name, s.high_water_mark, s.topic_start)`,
-		dialect.HWMRead: `SELECT high_water_mark, pending_end, pending_horizon, lease_owner FROM ${high_water_mark_store_table} WHERE topic_name = #{topic}`,
+		dialect.PositionAllocate: `SELECT val FROM FINAL TABLE (UPDATE ${position_table} SET val = val + #{count} WHERE id = 1)`,
 		dialect.HWMAcquire: `UPDATE ${high_water_mark_store_table} SET lease_owner = #{owner}, lease_expires_at = ` + lease +
 			` WHERE topic_name = #{topic} AND (lease_owner IS NULL OR lease_owner = #{owner} OR lease_expires_at IS NULL OR lease_expires_at < ` + now + `)`,
-		dialect.HWMRelease: `UPDATE ${high_water_mark_store_table} SET lease_owner = NULL, lease_expires_at = NULL WHERE topic_name = #{topic} AND lease_owner = #{owner}`,
-		dialect.HWMAdvance: `UPDATE ${high_water_mark_store_table} SET high_water_mark = #{mark}, pending_end = NULL, pending_horizon = NULL ` +
-			`WHERE topic_name = #{topic} AND lease_owner = #{owner} AND lease_expires_at >= ` + now + ` AND high_water_mark < #{mark}`,
-		// A plain read sees the last committed value and never waits for
-		// the append holding the row.
-		dialect.CommittedEnd: `SELECT val FROM ${position_table} WHERE id = 1`,
-		dialect.DatabaseNow:  `SELECT ` + now,
+		dialect.DatabaseNow: `SELECT ` + now,
+	} {
+		st[id] = sql
 	}
+	// The counter's new value comes back from the UPDATE itself (FINAL TABLE).
+	delete(st, dialect.PositionAllocated)
+	return st
 }
