@@ -61,7 +61,7 @@ func (m *MySQL) Describe(context.Context, dialect.DescribeRequest) (dialect.Desc
 }
 
 // eventColumns is the read order every event read returns.
-const eventColumns = `id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position`
+const eventColumns = dialect.EventColumns
 
 // now is the database clock in UTC, with microseconds, comparable with the
 // DATETIME(6) lease columns (which hold UTC).

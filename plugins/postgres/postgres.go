@@ -26,7 +26,7 @@ func (*Postgres) Describe(context.Context, dialect.DescribeRequest) (dialect.Des
 }
 
 // eventColumns is the read order every event read returns.
-const eventColumns = `id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position`
+const eventColumns = dialect.EventColumns
 
 // Catalogue is the PostgreSQL catalogue.
 func Catalogue() dialect.Catalogue {

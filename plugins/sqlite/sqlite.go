@@ -27,7 +27,7 @@ func (*SQLite) Describe(context.Context, dialect.DescribeRequest) (dialect.Descr
 	return dialect.DescribeResponse{Catalogue: Catalogue()}, nil
 }
 
-const eventColumns = `id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position`
+const eventColumns = dialect.EventColumns
 
 // now is the database clock in a fixed, lexically ordered UTC form.
 const now = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`

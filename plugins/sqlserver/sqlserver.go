@@ -23,7 +23,7 @@ func (*SQLServer) Describe(context.Context, dialect.DescribeRequest) (dialect.De
 }
 
 // eventColumns is the read order every event read returns.
-const eventColumns = `id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position`
+const eventColumns = dialect.EventColumns
 
 // now is the database clock in UTC, the form the DATETIME2 columns hold.
 const now = `SYSUTCDATETIME()`
