@@ -5,7 +5,14 @@ DIALECT   ?= sqlite
 PLUGINS   := $(notdir $(wildcard plugins/*/cmd/tidemark-dialect-*))
 GOFLAGS_T ?= -count=1 -timeout 25m
 
-.PHONY: all build plugins jdbcbridge test unit conformance bench demo vet fmt-check setup clean
+.PHONY: all build plugins jdbcbridge test unit conformance bench demo vet fmt-check setup setup-if-needed clean
+
+# Debian packages each demo dialect needs (sqlite needs none).
+DEMO_PKGS_postgres := postgresql
+DEMO_PKGS_mariadb  := mariadb-server
+DEMO_PKGS_mysql    := mariadb-server
+DEMO_PKGS_h2       := default-jdk-headless libh2-java
+DEMO_PKGS_hsqldb   := default-jdk-headless libhsqldb-java
 
 all: build
 
@@ -26,7 +33,7 @@ jdbcbridge:
 	jdbcbridge/build.sh $(BIN)/jdbcbridge-classes
 
 ## test: vet, format check, unit tests and the conformance suite on every engine this machine runs
-test: vet fmt-check
+test: setup-if-needed vet fmt-check
 	@mkdir -p $(BIN)
 	@rm -f $(BIN)/conformance-matrix.txt
 	@TIDEMARK_MATRIX_FILE=$(CURDIR)/$(BIN)/conformance-matrix.txt $(GO) test $(GOFLAGS_T) ./...; status=$$?; \
@@ -46,6 +53,7 @@ bench:
 
 ## demo: the embedded SQLite demo (DIALECT=h2 etc. for others)
 demo:
+	@$(if $(DEMO_PKGS_$(DIALECT)),scripts/setup-debian.sh --if-needed $(DEMO_PKGS_$(DIALECT)))
 	$(GO) run ./cmd/tidemark demo --dialect $(DIALECT) $(DEMOFLAGS)
 
 vet:
@@ -58,6 +66,10 @@ fmt-check:
 ## setup: install what the tests need on Debian 12 (as root)
 setup:
 	scripts/setup-debian.sh
+
+## setup-if-needed: install what is missing when root; otherwise say, in one line, what to run
+setup-if-needed:
+	@scripts/setup-debian.sh --if-needed
 
 clean:
 	rm -rf $(BIN)
