@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -37,6 +37,11 @@ type LoadOptions struct {
 	PluginDirs []string
 	// SHA256 optionally pins the plugin binary (hex digest). A binary whose
 	// digest differs is refused with *ChecksumMismatchError and never started.
+	// A pinned binary is read once into a copy that cannot change (a sealed
+	// memfd on Linux), and that copy is digested and executed, so replacing
+	// the file or a symlink on its path while loading cannot start another
+	// binary. Outside Linux the copy lies in a private 0700 directory and is
+	// executed by its path, which only the host's own user could swap.
 	SHA256 string
 	// SelfServe, when set, is asked last: a host binary carrying built-in
 	// dialects returns a command re-executing itself as the plugin for name
@@ -58,7 +63,8 @@ type Loaded struct {
 	Catalogue Catalogue
 	// Path is the executable that served the plugin ("" when in-process).
 	Path string
-	// SHA256 is the hex digest of Path as it was before it was started.
+	// SHA256 is the hex digest of what was started: of Path before it was
+	// started or, when pinned, of the verified copy that was executed.
 	SHA256 string
 	// PID is the plugin's process id (0 when in-process). Unless Keep was
 	// set, that process has already been stopped.
@@ -130,33 +136,26 @@ func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum, err := fileSHA256(loc.path)
+	sum, verified, err := digestOrVerify(loc, opts.SHA256)
 	if err != nil {
-		return nil, fmt.Errorf("dialect plugin %s: %w", loc.path, err)
+		return nil, err
 	}
-	var secure *plugin.SecureConfig
-	if opts.SHA256 != "" {
-		want := strings.ToLower(strings.TrimSpace(opts.SHA256))
-		pin, err := hex.DecodeString(want)
-		if err != nil || len(pin) != sha256.Size {
-			return nil, fmt.Errorf("dialect plugin %s: SHA256 pin %q is not a hex SHA-256 digest", loc.path, opts.SHA256)
-		}
-		if got := hex.EncodeToString(sum); got != want {
-			return nil, &ChecksumMismatchError{Path: loc.path, Want: want, Got: got}
-		}
-		// go-plugin checks again right before starting the process.
-		secure = &plugin.SecureConfig{Checksum: pin, Hash: sha256.New()}
+	release := func() {}
+	if verified != nil {
+		release = verified.release
 	}
 
 	logger := opts.Logger
 	if logger == nil {
 		logger = defaultLogger()
 	}
+	if verified != nil && verified.file != nil {
+		logger = renamedLogger{Logger: logger, from: filepath.Base(loc.cmd.Path), to: filepath.Base(loc.path)}
+	}
 	cfg := &plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		VersionedPlugins: pluginSets(ContractVersion, nil),
 		Cmd:              loc.cmd,
-		SecureConfig:     secure,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		SkipHostEnv:      true,
@@ -167,7 +166,7 @@ func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
 		cfg.StartTimeout = max(time.Until(dl), time.Millisecond)
 	}
 	client := plugin.NewClient(cfg)
-	loaded, err := describePlugin(ctx, client, loc, opts)
+	loaded, err := describePlugin(ctx, client, loc, opts, release)
 	if err != nil {
 		return nil, err
 	}
@@ -181,19 +180,59 @@ func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
 	return loaded, nil
 }
 
+// digestOrVerify returns the digest of the plugin binary. Unpinned, that is
+// the file's digest and the path is executed as it is. Pinned, the binary is
+// opened once and copied where it cannot change, the copy is digested and
+// compared with the pin, and loc.cmd is set to execute that copy (see
+// verifiedBinary); the caller releases it once the start attempt has ended.
+func digestOrVerify(loc located, pin string) ([]byte, *verifiedBinary, error) {
+	if pin == "" {
+		sum, err := fileSHA256(loc.path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("dialect plugin %s: %w", loc.path, err)
+		}
+		return sum, nil, nil
+	}
+	want := strings.ToLower(strings.TrimSpace(pin))
+	if b, err := hex.DecodeString(want); err != nil || len(b) != sha256.Size {
+		return nil, nil, fmt.Errorf("dialect plugin %s: SHA256 pin %q is not a hex SHA-256 digest", loc.path, pin)
+	}
+	v, err := verifyBinary(loc.path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dialect plugin %s: %w", loc.path, err)
+	}
+	if got := hex.EncodeToString(v.sum); got != want {
+		v.release()
+		return nil, nil, &ChecksumMismatchError{Path: loc.path, Want: want, Got: got}
+	}
+	v.configure(loc.cmd)
+	if afterVerify != nil {
+		afterVerify(loc.path)
+	}
+	return v.sum, v, nil
+}
+
+// afterVerify, set only by tests, is called with the plugin's path after a
+// pinned binary was verified and before it is executed: the tests swap the
+// file there to prove that what runs is what was verified.
+var afterVerify func(path string)
+
 // describePlugin starts the plugin, negotiates, and calls Describe once. On
-// error it has stopped (or will stop) the process itself.
-func describePlugin(ctx context.Context, client *plugin.Client, loc located, opts LoadOptions) (l *Loaded, err error) {
-	type started struct {
+// error it has stopped (or will stop) the process itself. started is called
+// once the start attempt has ended, whatever its outcome, even after ctx
+// ended.
+func describePlugin(ctx context.Context, client *plugin.Client, loc located, opts LoadOptions, started func()) (l *Loaded, err error) {
+	type startResult struct {
 		rpc plugin.ClientProtocol
 		err error
 	}
-	ch := make(chan started, 1)
+	ch := make(chan startResult, 1)
 	go func() {
 		rpc, err := client.Client()
-		ch <- started{rpc, err}
+		started()
+		ch <- startResult{rpc, err}
 	}()
-	var s started
+	var s startResult
 	select {
 	case s = <-ch:
 	case <-ctx.Done():
@@ -280,10 +319,6 @@ var incompatibleRE = regexp.MustCompile(`incompatible API version with plugin\. 
 
 // startError turns go-plugin's start errors into this package's.
 func startError(path string, err error) error {
-	if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
-		// The file changed between our digest and go-plugin's.
-		return fmt.Errorf("dialect plugin %s: SHA-256 mismatch at start (file changed while loading): %w", path, err)
-	}
 	if m := incompatibleRE.FindStringSubmatch(err.Error()); m != nil {
 		v, _ := strconv.Atoi(m[1])
 		return &ContractVersionError{Path: path, Host: ContractVersion, Plugin: v}

@@ -27,6 +27,7 @@ var bins struct {
 	plugin      string // fixture plugin
 	pluginV2    string // fixture plugin announcing contract version 2
 	pluginNoPDS string // fixture plugin without PR_SET_PDEATHSIG (ppid poll only)
+	pluginOther string // fixture plugin reporting fixture.Build "other"
 	host        string // testhost
 }
 
@@ -43,11 +44,13 @@ func TestMain(m *testing.M) {
 		bins.plugin = filepath.Join(dir, "testplugin")
 		bins.pluginV2 = filepath.Join(dir, "testplugin-v2")
 		bins.pluginNoPDS = filepath.Join(dir, "testplugin-nopds")
+		bins.pluginOther = filepath.Join(dir, "testplugin-other")
 		bins.host = filepath.Join(dir, "testhost")
 		builds := []struct{ out, ldflags, main string }{
 			{bins.plugin, "", "./internal/testplugin"},
 			{bins.pluginV2, "-X " + pkg + ".contractVersionOverride=2", "./internal/testplugin"},
 			{bins.pluginNoPDS, "-X " + pkg + ".disableParentDeathSignal=1", "./internal/testplugin"},
+			{bins.pluginOther, "-X " + pkg + "/internal/fixture.Build=other", "./internal/testplugin"},
 			{bins.host, "", "./internal/testhost"},
 		}
 		for _, b := range builds {

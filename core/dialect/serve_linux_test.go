@@ -48,7 +48,8 @@ func processGone(pid int) bool {
 
 // TestPluginDiesWithHost kills a host holding a kept plugin and checks the
 // plugin follows within 2 s: once with every mechanism, once with the ppid
-// poll alone (PR_SET_PDEATHSIG disabled at link time).
+// poll alone (PR_SET_PDEATHSIG disabled at link time), and both again with a
+// pinned plugin, which runs from its verified copy.
 func TestPluginDiesWithHost(t *testing.T) {
 	// Become a subreaper, so the orphaned plugin is reparented to this test
 	// process, which can then reap it; in a container PID 1 may never reap
@@ -56,13 +57,21 @@ func TestPluginDiesWithHost(t *testing.T) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		t.Logf("PR_SET_CHILD_SUBREAPER: %v (zombies left to init)", err)
 	}
-	for _, tc := range []struct{ name, plugin string }{
-		{"pdeathsig+poll", bins.plugin},
-		{"poll-only", bins.pluginNoPDS},
+	for _, tc := range []struct {
+		name, plugin string
+		pinned       bool // executed from the verified copy
+	}{
+		{"pdeathsig+poll", bins.plugin, false},
+		{"poll-only", bins.pluginNoPDS, false},
+		{"pinned", bins.plugin, true},
+		{"pinned poll-only", bins.pluginNoPDS, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			isolate(t)
 			host := exec.Command(bins.host, "keep", tc.plugin)
+			if tc.pinned {
+				host.Args = append(host.Args, digest(t, tc.plugin))
+			}
 			out, err := host.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)

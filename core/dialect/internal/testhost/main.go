@@ -1,7 +1,9 @@
 // Command testhost is a host process for the transport tests.
 //
-//	testhost keep <plugin path>   loads the plugin with Keep, prints
-//	                              "pid <plugin pid>" and blocks forever
+//	testhost keep <plugin path> [sha256]
+//	                              loads the plugin with Keep (pinned when a
+//	                              digest is given), prints "pid <plugin pid>"
+//	                              and blocks forever
 //	testhost serve <name>         serves the fixture dialect (the
 //	                              re-executed half of LoadOptions.SelfServe);
 //	                              name "failing" serves one whose Describe fails
@@ -19,8 +21,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: testhost keep <plugin path> | testhost serve <name>")
+	if len(os.Args) != 3 && (len(os.Args) != 4 || os.Args[1] != "keep") {
+		fmt.Fprintln(os.Stderr, "usage: testhost keep <plugin path> [sha256] | testhost serve <name>")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -30,7 +32,11 @@ func main() {
 		}
 		dialect.Serve(fixture.New())
 	case "keep":
-		l, err := dialect.Load(context.Background(), dialect.LoadOptions{Path: os.Args[2], Keep: true})
+		opts := dialect.LoadOptions{Path: os.Args[2], Keep: true}
+		if len(os.Args) == 4 {
+			opts.SHA256 = os.Args[3]
+		}
+		l, err := dialect.Load(context.Background(), opts)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "load:", err)
 			os.Exit(1)

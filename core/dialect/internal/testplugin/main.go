@@ -1,8 +1,10 @@
 // Command testplugin serves the fixture dialect as a plugin process for the
 // transport tests.
 //
-// If a file named <its own path>.mark exists, it first creates
-// <its own path>.started, so a test can tell whether it was ever run.
+// If a file named <argv[0]>.mark exists, it first creates <argv[0]>.started,
+// so a test can tell whether it was ever run. argv[0] is the path the host
+// was asked to load; os.Executable would not do, since a pinned plugin is
+// executed from a sealed in-memory copy (see core/dialect's pinnedBinary).
 package main
 
 import (
@@ -13,7 +15,7 @@ import (
 )
 
 func main() {
-	if exe, err := os.Executable(); err == nil {
+	if exe := os.Args[0]; exe != "" {
 		if _, err := os.Stat(exe + ".mark"); err == nil {
 			_ = os.WriteFile(exe+".started", []byte("started\n"), 0o644)
 		}
