@@ -64,6 +64,8 @@ type Config struct {
 	QueryTables []QueryTable `yaml:"query_tables"`
 	// SagaTables are extra saga instance tables, taken verbatim.
 	SagaTables []string `yaml:"saga_tables"`
+
+	loc locator // where each key is, for errors found after loading
 }
 
 // Plugin locates a dialect plugin binary.

@@ -103,8 +103,8 @@ func Parse(name string, data []byte) (*Config, error) {
 	if err := root.Decode(c); err != nil {
 		return nil, yamlError(name, err)
 	}
-	c.File = name
-	if err := c.validate(locator{file: name, root: root}); err != nil {
+	c.File, c.loc = name, locator{file: name, root: root}
+	if err := c.validate(c.loc); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -22,14 +22,19 @@ var (
 // maxPartitions is the engine's limit: partition_key is a SMALLINT.
 const maxPartitions = 32767
 
-// Validate checks a Config built in code (Load and Parse have already
-// validated theirs); errors carry no line.
+// Validate checks a Config built or changed in code (Load and Parse have
+// already validated theirs). Errors carry the file's lines while File is the
+// name it was loaded under; a caller that overrides fields (command-line
+// flags) renames File to say so, and the errors then carry no line.
 func (c *Config) Validate() error {
-	return c.validate(locator{file: c.File})
+	if c.loc.file != c.File {
+		c.loc = locator{file: c.File}
+	}
+	return c.validate(c.loc)
 }
 
 func (c *Config) validate(l locator) error {
-	for _, check := range []func(locator) error{c.checkConnection, c.checkPrefixes, c.checkTables, c.checkModes, c.checkAggregates, c.checkQueryTables, c.checkSagas} {
+	for _, check := range []func(locator) error{c.checkConnection, c.checkPrefixes, c.checkTables, c.checkModes, c.checkSagas, c.checkAggregates, c.checkQueryTables} {
 		if err := check(l); err != nil {
 			return err
 		}
@@ -150,7 +155,7 @@ func (c *Config) checkAggregates(l locator) error {
 		}
 		seen[a.Type] = i
 		cfg := base
-		cfg.Aggregates = base.Aggregates[:i+1]
+		cfg.Aggregates, cfg.SagaTables = base.Aggregates[:i+1], nil
 		if _, err := schema.Resolve(cfg); err != nil {
 			key := "type"
 			var inv *schema.InvalidNameError
@@ -289,4 +294,62 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// CheckDialect plans the whole schema with a dialect's catalogue, nothing
+// executed, so what only the dialect knows (its identifier length limit, its
+// column types) is refused now, pinned to the key that named the table.
+func (c *Config) CheckDialect(cat *dialect.Catalogue) error {
+	names, err := schema.Resolve(c.Schema())
+	if err != nil {
+		return c.loc.at(err.Error(), err, false)
+	}
+	_, err = schema.Plan(cat, names, c.Queries(), c.AreaPrefix(dialect.AreaCQRS))
+	if err == nil {
+		return nil
+	}
+	var long *schema.NameTooLongError
+	if errors.As(err, &long) {
+		return c.loc.at(err.Error(), err, false, c.keyOf(names, long.Table)...)
+	}
+	return c.loc.at(err.Error(), err, false)
+}
+
+// keyOf finds the key whose value names table (nil: the whole file).
+func (c *Config) keyOf(names *schema.Names, table string) []any {
+	for i, a := range c.Aggregates {
+		t := names.ByAggregate[a.schema().Type()]
+		switch table {
+		case a.EventTable:
+			return []any{"aggregates", i, "event_table"}
+		case a.SnapshotTable:
+			return []any{"aggregates", i, "snapshot_table"}
+		case t.Events, t.Snapshots:
+			if a.OwnTable {
+				return []any{"aggregates", i, "type"}
+			}
+		}
+	}
+	for i, q := range c.QueryTables {
+		if name, _ := schema.ResolveQueryTable(schema.QueryTable{Projection: q.Projection, Table: q.Table}, c.AreaPrefix(dialect.AreaCQRS)); name == table {
+			if q.Table != "" {
+				return []any{"query_tables", i, "table"}
+			}
+			return []any{"query_tables", i, "projection"}
+		}
+	}
+	for i, s := range c.SagaTables {
+		if s == table {
+			return []any{"saga_tables", i}
+		}
+	}
+	for ph, v := range names.Shared {
+		if v == table {
+			if _, ok := c.Tables[ph]; ok {
+				return []any{"tables", ph}
+			}
+			return []any{"prefixes", string(dialect.PlaceholderArea[ph])}
+		}
+	}
+	return nil
 }
