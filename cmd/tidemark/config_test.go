@@ -146,3 +146,18 @@ func TestConfigValidateWithDialect(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// conformance takes its dialect from the file: a dialect that does not
+// exist is named in the error, before any server starts.
+func TestConformanceReadsConfig(t *testing.T) {
+	path := writeConfig(t, t.TempDir(), "dialect: nosuchdialect\n")
+	_, err := run(t, conformanceCmd(), "--config", path)
+	if err == nil || !strings.Contains(err.Error(), "nosuchdialect") {
+		t.Fatalf("want an error naming the configured dialect, got %v", err)
+	}
+	// The flag overrides the file.
+	_, err = run(t, conformanceCmd(), "--config", path, "--dialect", "otherdialect")
+	if err == nil || !strings.Contains(err.Error(), "otherdialect") {
+		t.Fatalf("want an error naming the flag's dialect, got %v", err)
+	}
+}
