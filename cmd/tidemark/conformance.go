@@ -22,26 +22,40 @@ var dsnEnv = map[string]string{
 }
 
 func conformanceCmd() *cobra.Command {
-	var p pluginFlags
-	var dsn, driver, engineName string
+	var s settings
+	var engineName string
 	var only []string
 	cmd := &cobra.Command{
 		Use:   "conformance",
 		Short: "Run the conformance suite against a dialect plugin on a real database",
 		Long: `Runs the shared conformance suite through the plugin, out of process.
 
-With --dsn, each test gets a fresh database created on that server (or the
+Reads dialect, plugin, engine, driver and DSN from tidemark.yaml; flags
+override them. With a DSN, each test gets a fresh database created on that server (or the
 DSN itself when the account cannot create databases). Without it, the suite
 starts a local server from this machine's installation (PostgreSQL, MariaDB,
 H2/HSQLDB through the JDBC bridge), or uses Docker where a daemon answers;
 otherwise every test is reported as skipped, with the reason.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			// Load the plugin first: a refused pin or a missing plugin fails
-			// before any server is started.
-			l, err := load(ctx, &p)
+			c, err := s.resolve()
 			if err != nil {
 				return err
+			}
+			dsn, err := dsnOf(c)
+			if err != nil {
+				return err
+			}
+			driver := c.Driver
+			p := pluginOf(c)
+			// Load the plugin first: a refused pin or a missing plugin fails
+			// before any server is started.
+			l, err := load(ctx, p)
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("engine") && c.Engine != "" {
+				engineName = c.Engine
 			}
 			if engineName == "" {
 				engineName = l.Catalogue.Identity.Name
@@ -89,9 +103,7 @@ otherwise every test is reported as skipped, with the reason.`,
 			return nil
 		},
 	}
-	p.register(cmd)
-	cmd.Flags().StringVar(&dsn, "dsn", "", "a server to run on (fresh databases are created on it)")
-	cmd.Flags().StringVar(&driver, "driver", "", "database/sql driver (default: the engine's)")
+	s.register(cmd, withPlugin|withDB)
 	cmd.Flags().StringVar(&engineName, "engine", "", "database engine when it differs from the dialect's name (e.g. --dialect mysql --engine mariadb, or a third-party plugin on h2)")
 	cmd.Flags().StringSliceVar(&only, "only", nil, "run only tests whose names start with these prefixes")
 	return cmd

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tidemarkdb/tidemark/config"
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
@@ -23,23 +24,36 @@ import (
 const sqliteDemoParams = "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
 
 func demoCmd() *cobra.Command {
-	var p pluginFlags
-	var dsn, driver string
+	var s settings
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Append events for two aggregates (one on its own table), read them back in global order, show the mark",
+		Long: `Runs on the configured database (default: an embedded SQLite file in a
+temporary directory, or a throw-away local server for other dialects), with
+the configuration's names; the demo's two aggregates are added to them.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDemo(cmd.Context(), cmd.OutOrStdout(), &p, dsn, driver)
+			c, err := s.resolve()
+			if err != nil {
+				return err
+			}
+			return runDemo(cmd.Context(), cmd.OutOrStdout(), c)
 		},
 	}
-	p.register(cmd)
-	cmd.Flags().StringVar(&dsn, "dsn", "", "database (default: an embedded SQLite file in a temporary directory)")
-	cmd.Flags().StringVar(&driver, "driver", "", "database/sql driver (default: the dialect's)")
+	s.register(cmd, withPlugin|withDB|withNames)
 	return cmd
 }
 
-func runDemo(ctx context.Context, out io.Writer, p *pluginFlags, dsn, driver string) error {
-	where := dsn
+// demoAggregates are appended to by the demo.
+var demoAggregates = []config.Aggregate{{Type: "bank.Account"}, {Type: "bank.BankAccount", OwnTable: true}}
+
+func runDemo(ctx context.Context, out io.Writer, c *config.Config) error {
+	p := pluginOf(c)
+	dsn, err := dsnOf(c)
+	if err != nil {
+		return err
+	}
+	driver := c.Driver
+	where := "the configured database (DSN not shown)"
 	if dsn == "" && p.dialect != "sqlite" {
 		// No DSN: start a throw-away server from this machine's installation
 		// (PostgreSQL, MariaDB, H2/HSQLDB through the JDBC bridge).
@@ -82,11 +96,7 @@ func runDemo(ctx context.Context, out io.Writer, p *pluginFlags, dsn, driver str
 		return err
 	}
 	defer db.Close()
-	aggregates := []schema.Aggregate{
-		{Namespace: "bank", Name: "Account"},
-		{Namespace: "bank", Name: "BankAccount", OwnTable: true},
-	}
-	e, err := engine.Open(ctx, db, l.Catalogue, engine.Config{Names: schema.Config{Aggregates: aggregates}})
+	e, err := engine.Open(ctx, db, l.Catalogue, demoConfig(c))
 	if err != nil {
 		return err
 	}
@@ -137,4 +147,21 @@ func runDemo(ctx context.Context, out io.Writer, p *pluginFlags, dsn, driver str
 		fmt.Fprintf(out, "  %3d  %-16s %-6s #%d  %-18s partition %-2d %s\n", r.GlobalPosition, r.AggregateType, r.AggregateID, r.SequenceNo, r.Type, r.PartitionKey, r.Payload)
 	}
 	return nil
+}
+
+// demoConfig is the configuration with the demo's aggregates declared
+// (those it declares itself keep their tables).
+func demoConfig(c *config.Config) engine.Config {
+	dc := *c
+	dc.Aggregates = append([]config.Aggregate{}, c.Aggregates...)
+	for _, a := range demoAggregates {
+		declared := false
+		for _, b := range c.Aggregates {
+			declared = declared || b.Type == a.Type
+		}
+		if !declared {
+			dc.Aggregates = append(dc.Aggregates, a)
+		}
+	}
+	return dc.EngineConfig()
 }

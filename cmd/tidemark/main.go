@@ -1,5 +1,7 @@
 // Command tidemark is the Tidemark CLI: list dialect plugins, export or
 // apply the schema, run the conformance suite against a plugin, and a demo.
+// Every command reads tidemark.yaml (see docs/configuration.md); flags
+// override it.
 //
 // Built-in dialects are served by re-executing this binary as the plugin
 // process, so `go run ./cmd/tidemark demo` needs no prior build and still
@@ -32,27 +34,21 @@ import (
 // built-in dialect with.
 const serveCommand = "serve-dialect"
 
-// pluginFlags locate a dialect plugin.
+// pluginFlags locate a dialect plugin (see settings for where they come from).
 type pluginFlags struct {
-	cmd     *cobra.Command
 	dialect string
 	path    string
 	dirs    []string
 	sha256  string
-}
-
-func (p *pluginFlags) register(cmd *cobra.Command) {
-	p.cmd = cmd
-	cmd.Flags().StringVar(&p.dialect, "dialect", "sqlite", "dialect name (finds tidemark-dialect-<name>, else a built-in)")
-	cmd.Flags().StringVar(&p.path, "plugin", "", "explicit plugin binary (wins over --dialect)")
-	cmd.Flags().StringSliceVar(&p.dirs, "plugin-dir", nil, "directories searched first for plugin binaries (then $TIDEMARK_PLUGIN_PATH, then next to tidemark)")
-	cmd.Flags().StringVar(&p.sha256, "sha256", "", "pin the plugin binary's SHA-256 (hex); a mismatch is refused")
+	// dialectGiven: an explicit plugin names itself; the dialect only
+	// checks it when given.
+	dialectGiven bool
 }
 
 func (p *pluginFlags) options() dialect.LoadOptions {
 	name := p.dialect
-	if p.path != "" && (p.cmd == nil || !p.cmd.Flags().Changed("dialect")) {
-		name = "" // an explicit plugin names itself; --dialect only checks it when given
+	if p.path != "" && !p.dialectGiven {
+		name = ""
 	}
 	return dialect.LoadOptions{Name: name, Path: p.path, PluginDirs: p.dirs, SHA256: p.sha256, SelfServe: selfServe}
 }
@@ -81,7 +77,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(demoCmd(), schemaCmd(), migrateCmd(), pluginsCmd(), conformanceCmd(), serveCmd())
+	root.AddCommand(demoCmd(), schemaCmd(), migrateCmd(), pluginsCmd(), conformanceCmd(), configCmd(), serveCmd())
 	err := root.ExecuteContext(ctx)
 	stop()
 	dialect.CleanupClients()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidemarkdb/tidemark/config"
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/plugins/builtin"
 )
@@ -30,8 +31,7 @@ func TestMain(m *testing.M) {
 
 func TestDemoOnEmbeddedSQLite(t *testing.T) {
 	var out bytes.Buffer
-	p := &pluginFlags{dialect: "sqlite"}
-	if err := runDemo(context.Background(), &out, p, "", ""); err != nil {
+	if err := runDemo(context.Background(), &out, &config.Config{}); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
 	s := out.String()

@@ -14,56 +14,50 @@ import (
 	"github.com/tidemarkdb/tidemark/core/schema"
 )
 
-// nameFlags configure table naming.
-type nameFlags struct {
-	prefix     string
-	aggregates []string
-}
-
-func (n *nameFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&n.prefix, "prefix", "", "table prefix for every prefixed area (e.g. ACME_)")
-	cmd.Flags().StringSliceVar(&n.aggregates, "aggregate", nil, "aggregate with its own tables, as Namespace.Name (e.g. banking.BankAccount → BANK_ACCOUNT_EVENTS)")
-}
-
-func (n *nameFlags) config() (schema.Config, error) {
-	c := schema.Config{}
-	if n.prefix != "" {
-		c.Prefixes = map[dialect.Area]string{}
-		for _, a := range []dialect.Area{dialect.AreaEventSourcing, dialect.AreaPartitioning, dialect.AreaMessaging, dialect.AreaCQRS, dialect.AreaSaga} {
-			c.Prefixes[a] = n.prefix
-		}
-	}
-	for _, a := range n.aggregates {
-		ns, name, ok := strings.Cut(a, ".")
-		if !ok {
-			ns, name = "", a
-		}
-		c.Aggregates = append(c.Aggregates, schema.Aggregate{Namespace: ns, Name: name, OwnTable: true})
-	}
-	return c, nil
-}
-
 func schemaCmd() *cobra.Command {
-	var p pluginFlags
-	var n nameFlags
+	var s settings
 	var format, out string
 	cmd := &cobra.Command{
 		Use:   "schema",
 		Short: "Print or write the schema for a migration tool (sql, template, flyway, liquibase, golang-migrate, goose)",
+		Long: `Prints or writes the schema of the configuration: shared tables, every
+aggregate's own tables, query tables with their columns and saga tables.
+
+With --out and a migration tool's format, the directory may hold earlier
+exports (and your own migrations): only what is new is added, numbered above
+every version already there; a file whose content would change is refused,
+by name, and nothing is written. See docs/migrations.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := load(cmd.Context(), &p)
+			c, err := s.resolve()
 			if err != nil {
 				return err
 			}
-			cfg, err := n.config()
+			l, err := load(cmd.Context(), pluginOf(c))
 			if err != nil {
 				return err
 			}
-			names, err := schema.Resolve(cfg)
+			if err := c.CheckDialect(&l.Catalogue); err != nil {
+				return err
+			}
+			ec := c.EngineConfig()
+			names, err := schema.Resolve(ec.Names)
 			if err != nil {
 				return err
 			}
-			files, err := schema.Export(&l.Catalogue, names, nil, cfg.Prefixes[dialect.AreaCQRS], format)
+			prefix := ec.Names.Prefixes[dialect.AreaCQRS]
+			if out != "" && format != "sql" && format != "template" {
+				written, err := schema.ExportDir(out, &l.Catalogue, names, ec.QueryTables, prefix, format)
+				if err != nil {
+					return err
+				}
+				if len(written) == 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s is up to date: nothing new to export\n", out)
+					return nil
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d files to %s: %s\n", len(written), out, strings.Join(written, ", "))
+				return nil
+			}
+			files, err := schema.Export(&l.Catalogue, names, ec.QueryTables, prefix, format)
 			if err != nil {
 				return err
 			}
@@ -88,54 +82,59 @@ func schemaCmd() *cobra.Command {
 			return nil
 		},
 	}
-	p.register(cmd)
-	n.register(cmd)
+	s.register(cmd, withPlugin|withNames)
 	cmd.Flags().StringVar(&format, "format", "sql", "sql | template | flyway | liquibase | golang-migrate | goose")
 	cmd.Flags().StringVar(&out, "out", "", "directory to write files to (default: standard output)")
 	return cmd
 }
 
 func migrateCmd() *cobra.Command {
-	var p pluginFlags
-	var n nameFlags
-	var dsn, driver string
-	var partitions int
+	var s settings
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Create the schema on a database (idempotent) and seed the core's rows",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dsn == "" {
-				return fmt.Errorf("--dsn is required")
-			}
-			l, err := load(cmd.Context(), &p)
+			c, err := s.resolve()
 			if err != nil {
 				return err
 			}
+			dsn, err := dsnOf(c)
+			if err != nil {
+				return err
+			}
+			if dsn == "" {
+				return fmt.Errorf("no database: pass --dsn, or set dsn_env (or dsn) in %s", orDefault(c.File))
+			}
+			l, err := load(cmd.Context(), pluginOf(c))
+			if err != nil {
+				return err
+			}
+			driver := c.Driver
 			if driver == "" {
 				driver = l.Catalogue.Identity.DriverName
 			}
 			db, err := sql.Open(driver, dsn)
 			if err != nil {
-				return err
+				return fmt.Errorf("opening the %s driver: %w", driver, err)
 			}
 			defer db.Close()
-			cfg, err := n.config()
-			if err != nil {
-				return err
-			}
-			e, err := engine.Open(cmd.Context(), db, l.Catalogue, engine.Config{Names: cfg, Partitions: partitions})
+			e, err := engine.Open(cmd.Context(), db, l.Catalogue, c.EngineConfig())
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			fmt.Fprintf(cmd.OutOrStdout(), "schema ready: %d objects (%s, %d partitions)\n", len(schema.Objects(e.Cat, e.Names)), l.Catalogue.Identity.Name, e.Partitions)
+			fmt.Fprintf(cmd.OutOrStdout(), "schema ready: %d objects and %d query tables (%s, %d partitions)\n",
+				len(schema.Objects(e.Cat, e.Names)), len(c.QueryTables), l.Catalogue.Identity.Name, e.Partitions)
 			return nil
 		},
 	}
-	p.register(cmd)
-	n.register(cmd)
-	cmd.Flags().StringVar(&dsn, "dsn", "", "data source name for the driver")
-	cmd.Flags().StringVar(&driver, "driver", "", "database/sql driver (default: the dialect's; postgres: pgx or postgres)")
-	cmd.Flags().IntVar(&partitions, "partitions", 0, "fixed partition count (default 16; verified against the database)")
+	s.register(cmd, withPlugin|withDB|withNames)
 	return cmd
+}
+
+func orDefault(file string) string {
+	if file == "" {
+		return "tidemark.yaml"
+	}
+	return file
 }

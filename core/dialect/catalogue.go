@@ -68,6 +68,21 @@ type Identity struct {
 	// FoldsUnquotedTo tells how the engine stores unquoted identifiers in its
 	// catalogue: "lower" (PostgreSQL), "upper" (H2, HSQLDB) or "" (as written).
 	FoldsUnquotedTo string `json:"folds_unquoted_to"`
+	// StatementTerminator ends each statement in exported scripts that a
+	// migration tool splits into statements itself (Flyway, Liquibase's
+	// endDelimiter, the plain sql file). ";" where no statement holds a
+	// procedural body; a dialect whose statements contain ";" inside a body
+	// declares what its tools split on instead (e.g. "\n/" for Oracle
+	// PL/SQL blocks). Empty means ";".
+	StatementTerminator string `json:"statement_terminator,omitempty"`
+}
+
+// Terminator is Identity.StatementTerminator, ";" when unset.
+func (id Identity) Terminator() string {
+	if id.StatementTerminator == "" {
+		return ";"
+	}
+	return id.StatementTerminator
 }
 
 // PlaceholderStyle is the bind-parameter syntax of a driver.

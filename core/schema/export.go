@@ -16,105 +16,107 @@ type File struct {
 	Content string
 }
 
-// unit is one script instance: a script filled for one table.
-type unit struct {
-	script string
-	table  string
-	stmts  []string
+// Unit is one migration unit: one script filled for one table instance (or
+// a shared script, once). Its ID never changes, so the file exported for it
+// keeps its version for ever (see ExportVersioned).
+type Unit struct {
+	Script     string // the script's name, e.g. "event-store-schema.sql"
+	Table      string // the per-table value, "" for a shared script
+	Statements []string
 }
 
-func (u unit) slug() string {
-	s := strings.TrimSuffix(u.script, ".sql")
+// ID is the unit's stable identity: the script name, and for a per-table
+// script "@" and the table, e.g. "event-store-schema.sql@BANK_ACCOUNT_EVENTS".
+// It is written into every exported file (see UnitHeader).
+func (u Unit) ID() string {
+	if u.Table == "" {
+		return u.Script
+	}
+	return u.Script + "@" + u.Table
+}
+
+// Slug is the file-name part of the unit: event_store_bank_account_events.
+func (u Unit) Slug() string {
+	s := strings.TrimSuffix(u.Script, ".sql")
 	s = strings.TrimSuffix(s, "-schema")
-	if u.table != "" {
-		s += "-" + strings.ToLower(u.table)
+	if u.Table != "" {
+		s += "-" + strings.ToLower(u.Table)
 	}
 	return strings.ReplaceAll(s, "-", "_")
 }
 
-func units(steps []Step) []unit {
-	var out []unit
+// Units groups plan steps into migration units, in creation order.
+func Units(steps []Step) []Unit {
+	var out []Unit
 	for _, s := range steps {
-		if n := len(out); n > 0 && out[n-1].script == s.Script && out[n-1].table == s.Table {
-			out[n-1].stmts = append(out[n-1].stmts, s.SQL)
+		if n := len(out); n > 0 && out[n-1].Script == s.Script && out[n-1].Table == s.Table {
+			out[n-1].Statements = append(out[n-1].Statements, s.SQL)
 			continue
 		}
-		out = append(out, unit{script: s.Script, table: s.Table, stmts: []string{s.SQL}})
+		out = append(out, Unit{Script: s.Script, Table: s.Table, Statements: []string{s.SQL}})
 	}
 	return out
 }
 
-func statements(stmts []string) string {
+// statements renders statements each followed by the dialect's terminator.
+func statements(stmts []string, terminator string) string {
 	var b strings.Builder
 	for _, s := range stmts {
-		b.WriteString(strings.TrimRight(strings.TrimSpace(s), ";"))
-		b.WriteString(";\n\n")
+		s = strings.TrimSpace(s)
+		if terminator == ";" {
+			s = strings.TrimRight(s, ";")
+		}
+		b.WriteString(s)
+		b.WriteString(terminator)
+		b.WriteString("\n\n")
 	}
 	return b.String()
 }
 
-// Export renders the schema for a migration tool. Files come in creation
-// order: position objects before the tables that draw from them. Statements
-// guarded by the core at runtime (MySQL query-table indexes) are exported
-// unguarded, with a comment; a migration tool runs each file once.
+// UnitHeaderPrefix starts the comment line naming a file's migration unit.
+const UnitHeaderPrefix = "-- tidemark-unit: "
+
+// unitHeader is the first lines of a versioned file. It holds nothing that
+// changes between Tidemark or plugin versions (no version number), so the
+// same unit renders the same bytes for as long as its DDL is unchanged.
+func unitHeader(cat *dialect.Catalogue, u Unit) string {
+	return fmt.Sprintf("-- Tidemark schema for dialect %s; never edit an applied migration.\n%s%s\n", cat.Identity.Name, UnitHeaderPrefix, u.ID())
+}
+
+// Export renders the schema for a migration tool as if into an empty
+// directory. Files come in creation order: position objects before the
+// tables that draw from them. Statements guarded by the core at runtime
+// (MySQL query-table indexes) are exported unguarded; a migration tool runs
+// each file once. For a directory holding earlier exports use
+// ExportVersioned, which keeps every version already given out.
 func Export(cat *dialect.Catalogue, names *Names, queries []QueryTable, cqrsPrefix, format string) ([]File, error) {
-	header := fmt.Sprintf("-- Tidemark schema for %s (dialect %s %s)\n", cat.Identity.Name, cat.Identity.Name, cat.Identity.Version)
-	if format == "template" {
+	term := cat.Identity.Terminator()
+	switch format {
+	case "template":
+		header := fmt.Sprintf("-- Tidemark schema for %s (dialect %s %s)\n", cat.Identity.Name, cat.Identity.Name, cat.Identity.Version)
 		var files []File
 		for _, sc := range cat.Scripts {
 			body := header + "-- Placeholders: ${…} are table names; fill them with your tool (Flyway placeholders, Liquibase parameters).\n"
 			if sc.PerTable != "" {
 				body += fmt.Sprintf("-- Apply once per table, with ${%s} set to each table's name.\n", sc.PerTable)
 			}
-			files = append(files, File{Name: sc.Name, Content: body + "\n" + statements(sc.Statements)})
+			files = append(files, File{Name: sc.Name, Content: body + "\n" + statements(sc.Statements, term)})
 		}
 		return files, nil
-	}
-	steps, err := Plan(cat, names, queries, cqrsPrefix)
-	if err != nil {
-		return nil, err
-	}
-	us := units(steps)
-	var files []File
-	switch format {
 	case "sql":
+		steps, err := Plan(cat, names, queries, cqrsPrefix)
+		if err != nil {
+			return nil, err
+		}
 		var b strings.Builder
-		b.WriteString(header)
-		for _, u := range us {
-			fmt.Fprintf(&b, "\n-- %s%s\n", u.script, tableNote(u.table))
-			b.WriteString(statements(u.stmts))
+		fmt.Fprintf(&b, "-- Tidemark schema for %s (dialect %s %s)\n", cat.Identity.Name, cat.Identity.Name, cat.Identity.Version)
+		for _, u := range Units(steps) {
+			fmt.Fprintf(&b, "\n-- %s%s\n", u.Script, tableNote(u.Table))
+			b.WriteString(statements(u.Statements, term))
 		}
-		files = append(files, File{Name: "schema.sql", Content: b.String()})
-	case "flyway":
-		for i, u := range us {
-			files = append(files, File{Name: fmt.Sprintf("V%d__%s.sql", i+1, u.slug()), Content: header + "\n" + statements(u.stmts)})
-		}
-	case "golang-migrate":
-		for i, u := range us {
-			files = append(files, File{Name: fmt.Sprintf("%06d_%s.up.sql", i+1, u.slug()), Content: header + "\n" + statements(u.stmts)})
-		}
-	case "goose":
-		for i, u := range us {
-			var b strings.Builder
-			b.WriteString(header + "\n-- +goose Up\n")
-			for _, s := range u.stmts {
-				b.WriteString("-- +goose StatementBegin\n" + strings.TrimRight(strings.TrimSpace(s), ";") + ";\n-- +goose StatementEnd\n")
-			}
-			files = append(files, File{Name: fmt.Sprintf("%05d_%s.sql", i+1, u.slug()), Content: b.String()})
-		}
-	case "liquibase":
-		var log strings.Builder
-		log.WriteString("databaseChangeLog:\n")
-		for i, u := range us {
-			name := fmt.Sprintf("%03d_%s.sql", i+1, u.slug())
-			files = append(files, File{Name: name, Content: header + "\n" + statements(u.stmts)})
-			fmt.Fprintf(&log, "  - changeSet:\n      id: %d-%s\n      author: tidemark\n      changes:\n        - sqlFile:\n            path: %s\n            relativeToChangelogFile: true\n            splitStatements: true\n            endDelimiter: \";\"\n", i+1, u.slug(), name)
-		}
-		files = append(files, File{Name: "db.changelog-master.yaml", Content: log.String()})
-	default:
-		return nil, fmt.Errorf("unknown format %q (one of %s)", format, strings.Join(Formats, ", "))
+		return []File{{Name: "schema.sql", Content: b.String()}}, nil
 	}
-	return files, nil
+	return ExportVersioned(cat, names, queries, cqrsPrefix, format, nil)
 }
 
 func tableNote(t string) string {

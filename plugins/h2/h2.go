@@ -89,6 +89,7 @@ func Catalogue() dialect.Catalogue {
 			QuoteClose:          `"`,
 			MaxIdentifierLength: 256,
 			FoldsUnquotedTo:     "upper",
+			StatementTerminator: ";", // no statement has a procedural body
 		},
 		Positions:     dialect.CounterRow,
 		Scripts:       dialect.Scripts(dialect.ObjectTable, ddl()),

@@ -93,6 +93,7 @@ func Catalogue(f Flavor) dialect.Catalogue {
 			QuoteOpen:           "`",
 			QuoteClose:          "`",
 			MaxIdentifierLength: MaxIdentifierLength,
+			StatementTerminator: ";", // no statement has a procedural body
 		},
 		Positions: dialect.CounterRow,
 		// The OK packet of the UPDATE carries LAST_INSERT_ID(val + n): one

@@ -44,6 +44,7 @@ func Catalogue() dialect.Catalogue {
 			QuoteClose:          `"`,
 			MaxIdentifierLength: 63,
 			FoldsUnquotedTo:     "lower",
+			StatementTerminator: ";", // no statement has a procedural body
 		},
 		Positions:  dialect.SequenceXIDHorizon,
 		Scripts:    dialect.Scripts(dialect.ObjectSequence, ddl()),

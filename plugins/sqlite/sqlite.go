@@ -48,6 +48,7 @@ func Catalogue() dialect.Catalogue {
 			QuoteClose:          `"`,
 			MaxIdentifierLength: 128,
 			Embedded:            true,
+			StatementTerminator: ";", // no statement has a procedural body
 		},
 		Positions:  dialect.CounterRow,
 		Scripts:    dialect.Scripts(dialect.ObjectTable, ddl()),

@@ -71,6 +71,7 @@ func Catalogue() dialect.Catalogue {
 			QuoteClose:          "]",
 			MaxIdentifierLength: MaxIdentifierLength,
 			MaxBindParameters:   2100,
+			StatementTerminator: ";", // no statement has a procedural body
 		},
 		Positions:  dialect.CounterRow,
 		Scripts:    dialect.Scripts(dialect.ObjectTable, ddl()),
