@@ -83,6 +83,7 @@ func Tests() []Test {
 	all = append(all, eventStoreTests()...)
 	all = append(all, hwmTests()...)
 	all = append(all, queryTableTests()...)
+	all = append(all, errorsTests()...)
 	return all
 }
 

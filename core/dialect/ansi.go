@@ -96,8 +96,8 @@ const ansiLeaseExpiry = ansiNow + ` + CAST(#{lease_millis} AS BIGINT) * INTERVAL
 //
 // # Errors
 //
-// Rules on standard SQLSTATEs only: 23505 unique, 23503 foreign key, 40001
-// serialization failure, 40P01 deadlock (PostgreSQL's), 57014 canceled,
+// Rules on standard SQLSTATEs only: 23505 unique, 23503 foreign key, 23502
+// not null, 25006 read-only transaction, 40001 serialization failure, 40P01 deadlock (PostgreSQL's), 57014 canceled,
 // 42S02 and 42P01 undefined table, 08* connection lost. Rules are tried in
 // order and the first match wins, so engine-specific rules go in front:
 //
@@ -109,9 +109,10 @@ const ansiLeaseExpiry = ansiNow + ` + CAST(#{lease_millis} AS BIGINT) * INTERVAL
 // duplicate event id) from one of UNIQUE (aggregate_id, sequence_no) (a
 // concurrent append): both are 23505. That needs the engine's message or
 // constraint names, so ANSI has no duplicate_event_id rule and the catalogue
-// check fails until the dialect adds one. Anchor the pattern on the primary
-// key's index or constraint name, not on the words "primary key" (H2 says
-// "Unique index or primary key violation" for both). Neither has the
+// check fails until the dialect adds one. Give it a ConstraintPattern on the
+// primary key's index or constraint NAME (core/sqlerr reads it from the
+// driver or the message), not a message pattern on the words "primary key"
+// (H2 says "Unique index or primary key violation" for both). Neither has the
 // standard a code for a deadlock (H2, MySQL and SQL Server report 40001,
 // classified here as a serialization failure) or a lock timeout (H2
 // HYT00/50200, PostgreSQL 55P03, MySQL 1205): add the engine's.
@@ -217,6 +218,8 @@ func ansiErrorRules() []ErrorRule {
 	return []ErrorRule{
 		{Class: ErrUniqueViolation, SQLState: "23505"},
 		{Class: ErrForeignKeyViolation, SQLState: "23503"},
+		{Class: ErrNotNullViolation, SQLState: "23502"},
+		{Class: ErrReadOnly, SQLState: "25006"},
 		{Class: ErrSerializationFailure, SQLState: "40001"},
 		{Class: ErrDeadlock, SQLState: "40P01"},
 		{Class: ErrQueryCanceled, SQLState: "57014"},

@@ -231,21 +231,35 @@ const (
 	ErrUndefinedTable       ErrorClass = "undefined_table"
 	ErrConnectionLost       ErrorClass = "connection_lost"
 	ErrQueryCanceled        ErrorClass = "query_canceled"
+	// ErrReadOnly is a write refused because the transaction, the session
+	// or the server is read-only: SQLSTATE 25006 (PostgreSQL, HSQLDB; also a
+	// hot standby), MySQL/MariaDB 1792 (READ ONLY transaction) and 1290
+	// with --read-only, H2 90097, SQLite SQLITE_READONLY.
+	ErrReadOnly ErrorClass = "read_only"
 )
 
 // ErrorRule maps what a driver error carries to an ErrorClass. Every
 // non-empty field must match; rules are tried in order and the first match
-// wins. The core extracts SQLSTATE, vendor code and message from driver errors
-// itself (by method and field names, importing no driver).
+// wins. The core extracts SQLSTATE, vendor codes, the constraint name and the
+// message from driver errors itself, importing no driver (see package
+// core/sqlerr for what it reads: SQLState() / VendorCode() methods, exported
+// code fields, constraint fields and message shapes).
 type ErrorRule struct {
-	Class      ErrorClass `json:"class"`
-	SQLState   string     `json:"sqlstate,omitempty"`    // exact, e.g. "23505"; a trailing '*' matches a prefix ("08*")
-	VendorCode int64      `json:"vendor_code,omitempty"` // e.g. 1062 on MySQL
+	Class    ErrorClass `json:"class"`
+	SQLState string     `json:"sqlstate,omitempty"` // exact, e.g. "23505"; a trailing '*' matches a prefix ("08*")
+	// VendorCode must be one of the vendor codes the error carries (e.g.
+	// 1062 on MySQL; any code of a status vector such as Firebird's GDS codes).
+	VendorCode int64 `json:"vendor_code,omitempty"`
 	// MessagePattern is a Go regular expression matched against the error text.
 	MessagePattern string `json:"message_pattern,omitempty"`
-	// ConstraintPattern, when set, must match the violated constraint or
-	// index name found in the message (used to tell a duplicate event id from
-	// a sequence conflict).
+	// ConstraintPattern, when set, is a Go regular expression that must match
+	// the violated constraint's (or unique index's) NAME, not the message:
+	// read from the driver's field (pgconn ConstraintName, lib/pq
+	// Constraint) or, where the driver has none, cut out of the message
+	// (MySQL "for key 'X'", H2 "violation: "X ON …", HSQLDB "; X table:",
+	// SQL Server "constraint 'X'", SQLite "constraint failed: T.col").
+	// A rule with a pattern never matches an error with no name. Used to
+	// tell a duplicate event id (the primary key) from a sequence conflict.
 	ConstraintPattern string `json:"constraint_pattern,omitempty"`
 }
 

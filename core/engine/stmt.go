@@ -76,7 +76,9 @@ func (e *Engine) CompileText(tmpl string, tables map[string]string) (dialect.Com
 }
 
 // Prepared returns a statement prepared once on the engine's *sql.DB. Use
-// tx.StmtContext to run it inside a transaction.
+// tx.StmtContext to run it inside a transaction. A prepare error is
+// classified (see Engine.Exec); errors of the statement's own Exec and Query
+// are the driver's: pass them through e.Errors.Wrap.
 func (e *Engine) Prepared(ctx context.Context, key, query string) (*sql.Stmt, error) {
 	e.mu.Lock()
 	st, ok := e.prepared[key]
@@ -86,7 +88,7 @@ func (e *Engine) Prepared(ctx context.Context, key, query string) (*sql.Stmt, er
 	}
 	st, err := e.DB.PrepareContext(ctx, query)
 	if err != nil {
-		return nil, err
+		return nil, e.Errors.Wrap(err)
 	}
 	e.mu.Lock()
 	if prev, ok := e.prepared[key]; ok {
@@ -149,27 +151,64 @@ func (e *Engine) stmtOn(ctx context.Context, q Querier, query string) *sql.Stmt 
 }
 
 // Exec runs statement id on q.
+//
+// Errors of Exec, Query and QueryRow (and of ExecText) are classified here,
+// once, with the dialect's rules: a classified error is an *sqlerr.Error, so
+// errors.Is(err, sqlerr.ErrDeadlock) (or ErrLockTimeout, ErrUniqueViolation,
+// …, sqlerr.ErrTransient) holds and errors.As still reaches the driver's
+// error. Unclassified errors, sql.ErrNoRows and context errors come back as
+// they are.
 func (e *Engine) Exec(ctx context.Context, q Querier, id dialect.StatementID, tables map[string]string, args map[string]any) (sql.Result, error) {
 	s, a, err := e.bind(id, tables, args)
 	if err != nil {
 		return nil, err
 	}
-	if st := e.stmtOn(ctx, q, s); st != nil {
-		return st.ExecContext(ctx, a...)
-	}
-	return q.ExecContext(ctx, s, a...)
+	return e.exec(ctx, q, s, a)
 }
 
-// Query runs statement id on q and returns its rows.
+// ExecText fills tmpl (a catalogue-style template: ${table} placeholders
+// from the shared names and tables, #{name} binds from args), runs it on q
+// unprepared and classifies its error as Exec does. For statements that are
+// not in the catalogue; compiled on every call.
+func (e *Engine) ExecText(ctx context.Context, q Querier, tmpl string, tables map[string]string, args map[string]any) (sql.Result, error) {
+	c, err := e.CompileText(tmpl, tables)
+	if err != nil {
+		return nil, err
+	}
+	a, err := c.Args(args)
+	if err != nil {
+		return nil, err
+	}
+	r, err := q.ExecContext(ctx, c.SQL, a...)
+	return r, e.Errors.Wrap(err)
+}
+
+func (e *Engine) exec(ctx context.Context, q Querier, s string, a []any) (sql.Result, error) {
+	var r sql.Result
+	var err error
+	if st := e.stmtOn(ctx, q, s); st != nil {
+		r, err = st.ExecContext(ctx, a...)
+	} else {
+		r, err = q.ExecContext(ctx, s, a...)
+	}
+	return r, e.Errors.Wrap(err)
+}
+
+// Query runs statement id on q and returns its rows. The error returned is
+// classified (see Exec); errors of the rows' Next, Scan and Err are the
+// driver's (*sql.Rows is a concrete type): pass them through e.Errors.Wrap.
 func (e *Engine) Query(ctx context.Context, q Querier, id dialect.StatementID, tables map[string]string, args map[string]any) (*sql.Rows, error) {
 	s, a, err := e.bind(id, tables, args)
 	if err != nil {
 		return nil, err
 	}
+	var rows *sql.Rows
 	if st := e.stmtOn(ctx, q, s); st != nil {
-		return st.QueryContext(ctx, a...)
+		rows, err = st.QueryContext(ctx, a...)
+	} else {
+		rows, err = q.QueryContext(ctx, s, a...)
 	}
-	return q.QueryContext(ctx, s, a...)
+	return rows, e.Errors.Wrap(err)
 }
 
 // errRow is a *sql.Row stand-in carrying a bind error to Scan.
@@ -178,19 +217,31 @@ type errRow struct{ err error }
 // Scan returns the bind error.
 func (r errRow) Scan(...any) error { return r.err }
 
-// Row is what QueryRow returns: *sql.Row or a bind error.
+// classifiedRow classifies the error of its row's Scan (where database/sql
+// reports a query's error).
+type classifiedRow struct {
+	row *sql.Row
+	e   *Engine
+}
+
+// Scan scans the row; its error is classified (see Exec).
+func (r classifiedRow) Scan(dest ...any) error { return r.e.Errors.Wrap(r.row.Scan(dest...)) }
+
+// Row is what QueryRow returns: a row whose Scan returns the classified
+// query error, or a bind error.
 type Row interface{ Scan(dest ...any) error }
 
-// QueryRow runs statement id on q and returns its single row.
+// QueryRow runs statement id on q and returns its single row. Scan's error
+// is classified (see Exec); sql.ErrNoRows comes back as it is.
 func (e *Engine) QueryRow(ctx context.Context, q Querier, id dialect.StatementID, tables map[string]string, args map[string]any) Row {
 	s, a, err := e.bind(id, tables, args)
 	if err != nil {
 		return errRow{err}
 	}
 	if st := e.stmtOn(ctx, q, s); st != nil {
-		return st.QueryRowContext(ctx, a...)
+		return classifiedRow{st.QueryRowContext(ctx, a...), e}
 	}
-	return q.QueryRowContext(ctx, s, a...)
+	return classifiedRow{q.QueryRowContext(ctx, s, a...), e}
 }
 
 // Has reports whether the catalogue carries a non-empty statement id.

@@ -1,55 +1,172 @@
-// Package sqlerr classifies database errors with a dialect's rules.
+// Package sqlerr classifies database errors with a dialect's rules, once, at
+// the engine's entry.
 //
 // The core imports no driver, so it reads what a driver error carries by
-// shape: a SQLState() method or field, a vendor code from Number/Code/
-// SQLErrorNumber/VendorCode, and the message. The dialect's ErrorRules then
-// map those to an ErrorClass.
+// shape (see Extract): the SQLSTATE, every vendor code, the violated
+// constraint's name and the message. A dialect's ErrorRules map those to a
+// dialect.ErrorClass, and Classifier.Wrap returns the driver error wrapped in
+// an *Error that satisfies errors.Is(err, ErrDeadlock) (and the other class
+// sentinels) while errors.As still reaches the driver's own error type.
+//
+// # What a driver error should offer
+//
+// A driver (or a bridge such as jdbcbridge) that wants its errors classified
+// without guesswork implements any of:
+//
+//	SQLState() string        // the five-character SQLSTATE
+//	VendorCode() int64       // the engine's own error number (int and int32 are read too)
+//	ConstraintName() string  // the violated constraint or unique index
+//
+// Without them Extract falls back to reflection over the error's exported
+// fields: a string (or [5]byte) field named SQLState, State or Code holding a
+// five-character SQLSTATE (pgconn Code, lib/pq Code, go-sql-driver/mysql
+// SQLState); integer fields, or slices of integers, whose name contains
+// "Code", "Number" or "Errno" (go-mssqldb Number, go-sql-driver/mysql
+// Number, jdbcbridge Code, a status vector such as Firebird's GDSCodes);
+// string fields named ConstraintName or Constraint (pgconn, lib/pq); and the
+// zero-argument methods Code(), Number(), SQLErrorNumber() returning an
+// integer (modernc sqlite, go-mssqldb). Where no constraint field exists, the
+// name is cut out of the message (see constraintFromMessage).
 package sqlerr
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
 	"regexp"
 	"strings"
-
-	"github.com/tidemarkdb/tidemark/core/dialect"
 )
 
 // Details is what could be read off a driver error.
 type Details struct {
-	SQLState   string
-	VendorCode int64
-	HasVendor  bool
-	Message    string
+	SQLState string
+	// VendorCode is the first vendor code found (HasVendor tells whether
+	// there was one); VendorCodes holds every one, in the order found.
+	VendorCode  int64
+	HasVendor   bool
+	VendorCodes []int64
+	// Constraint is the violated constraint's or unique index's name, as the
+	// engine reports it ("" when it reports none).
+	Constraint string
+	// Message is the text of the whole error (err.Error()).
+	Message string
 }
 
-// Extract reads SQLSTATE, vendor code and message from err and the errors it
-// wraps, without knowing the driver.
-func Extract(err error) Details {
-	d := Details{Message: err.Error()}
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		fromValue(e, &d)
-		if d.SQLState != "" && d.HasVendor {
-			break
+// hasCode reports whether c is one of the vendor codes.
+func (d *Details) hasCode(c int64) bool {
+	for _, v := range d.VendorCodes {
+		if v == c {
+			return true
 		}
+	}
+	return false
+}
+
+func (d *Details) addCode(c int64) {
+	if d.hasCode(c) {
+		return
+	}
+	if !d.HasVendor {
+		d.VendorCode, d.HasVendor = c, true
+	}
+	d.VendorCodes = append(d.VendorCodes, c)
+}
+
+// Extract reads SQLSTATE, vendor codes, constraint name and message from err
+// and every error it wraps (Unwrap() error and Unwrap() []error), without
+// knowing the driver. An *Error returns the details read when it was made.
+func Extract(err error) Details {
+	if err == nil {
+		return Details{}
+	}
+	var se *Error
+	if errors.As(err, &se) {
+		return se.Details
+	}
+	d := Details{Message: err.Error()}
+	driverMsg := ""
+	walk(err, func(e error) {
+		before := len(d.VendorCodes) + len(d.SQLState)
+		fromMethods(e, &d)
+		fromFields(e, &d)
+		if driverMsg == "" && len(d.VendorCodes)+len(d.SQLState) > before {
+			driverMsg = e.Error()
+		}
+	})
+	if d.Constraint == "" {
+		if driverMsg == "" {
+			driverMsg = d.Message
+		}
+		d.Constraint = constraintFromMessage(driverMsg)
 	}
 	return d
 }
 
-func fromValue(e error, d *Details) {
-	if s, ok := e.(interface{ SQLState() string }); ok && d.SQLState == "" {
+// walk calls fn on err and on everything it wraps, depth first. The depth
+// is bounded (32) against a cyclic chain.
+func walk(err error, fn func(error)) {
+	var visit func(e error, depth int)
+	visit = func(e error, depth int) {
+		if e == nil || depth > 32 {
+			return
+		}
+		fn(e)
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, x := range u.Unwrap() {
+				visit(x, depth+1)
+			}
+		case interface{ Unwrap() error }:
+			visit(u.Unwrap(), depth+1)
+		}
+	}
+	visit(err, 0)
+}
+
+// fromMethods reads the documented interfaces and the method shapes of the
+// drivers in use.
+func fromMethods(e error, d *Details) {
+	if s, ok := e.(interface{ SQLState() string }); ok && d.SQLState == "" && isSQLState(s.SQLState()) {
 		d.SQLState = s.SQLState()
 	}
-	if n, ok := e.(interface{ SQLErrorNumber() int32 }); ok && !d.HasVendor {
-		d.VendorCode, d.HasVendor = int64(n.SQLErrorNumber()), true
+	if c, ok := e.(interface{ ConstraintName() string }); ok && d.Constraint == "" {
+		d.Constraint = c.ConstraintName()
 	}
-	if n, ok := e.(interface{ VendorCode() int }); ok && !d.HasVendor {
-		d.VendorCode, d.HasVendor = int64(n.VendorCode()), true
+	v := reflect.ValueOf(e)
+	for _, name := range []string{"VendorCode", "SQLErrorNumber", "Code", "Number"} {
+		m := v.MethodByName(name)
+		if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 {
+			continue
+		}
+		if n, ok := integer(m.Type().Out(0).Kind()); ok && !isNilReceiver(v) {
+			d.addCode(n(m.Call(nil)[0]))
+		}
 	}
-	if n, ok := e.(interface{ Code() int }); ok && !d.HasVendor { // modernc sqlite
-		d.VendorCode, d.HasVendor = int64(n.Code()), true
+}
+
+// isNilReceiver guards method calls on a typed nil pointer.
+func isNilReceiver(v reflect.Value) bool {
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// integer returns a reader of an integer kind as int64.
+func integer(k reflect.Kind) (func(reflect.Value) int64, bool) {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return reflect.Value.Int, true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return func(v reflect.Value) int64 { return int64(v.Uint()) }, true
 	}
+	return nil, false
+}
+
+// codeField says whether an integer field's name marks it as an error code.
+// Names such as Line, Position or Class (go-mssqldb's severity) are not.
+func codeField(name string) bool {
+	n := strings.ToLower(name)
+	return strings.Contains(n, "code") || strings.Contains(n, "number") || strings.Contains(n, "errno")
+}
+
+func fromFields(e error, d *Details) {
 	v := reflect.ValueOf(e)
 	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
 		if v.IsNil() {
@@ -60,103 +177,55 @@ func fromValue(e error, d *Details) {
 	if v.Kind() != reflect.Struct {
 		return
 	}
-	for _, name := range []string{"SQLState", "Code", "Number"} {
-		f := v.FieldByName(name)
-		if !f.IsValid() {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		if !sf.IsExported() {
 			continue
 		}
+		f := v.Field(i)
 		switch f.Kind() {
 		case reflect.String:
-			// lib/pq's Code is the SQLSTATE.
-			if d.SQLState == "" && len(f.String()) == 5 {
-				d.SQLState = f.String()
-			}
+			fromStringField(sf.Name, f.String(), d)
 		case reflect.Array: // go-sql-driver/mysql: SQLState [5]byte
-			if d.SQLState == "" && f.Type().Elem().Kind() == reflect.Uint8 {
+			if sf.Name == "SQLState" && d.SQLState == "" && f.Type().Elem().Kind() == reflect.Uint8 {
 				b := make([]byte, f.Len())
-				for i := range b {
-					b[i] = byte(f.Index(i).Uint())
+				for j := range b {
+					b[j] = byte(f.Index(j).Uint())
 				}
-				if s := strings.TrimRight(string(b), "\x00"); s != "" {
+				if s := strings.TrimRight(string(b), "\x00"); isSQLState(s) {
 					d.SQLState = s
 				}
 			}
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			if !d.HasVendor {
-				d.VendorCode, d.HasVendor = f.Int(), true
+		case reflect.Slice: // a status vector: Firebird's GDSCodes []int
+			if n, ok := integer(f.Type().Elem().Kind()); ok && codeField(sf.Name) {
+				for j := 0; j < f.Len(); j++ {
+					d.addCode(n(f.Index(j)))
+				}
 			}
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			if !d.HasVendor {
-				d.VendorCode, d.HasVendor = int64(f.Uint()), true
-			}
-		}
-	}
-}
-
-// Classifier applies a dialect's rules. Build it once at startup.
-type Classifier struct {
-	rules []compiledRule
-}
-
-type compiledRule struct {
-	dialect.ErrorRule
-	message    *regexp.Regexp
-	constraint *regexp.Regexp
-}
-
-// NewClassifier compiles the rules; an invalid pattern is an error naming it.
-func NewClassifier(rules []dialect.ErrorRule) (*Classifier, error) {
-	c := &Classifier{}
-	for _, r := range rules {
-		cr := compiledRule{ErrorRule: r}
-		var err error
-		if r.MessagePattern != "" {
-			if cr.message, err = regexp.Compile(r.MessagePattern); err != nil {
-				return nil, fmt.Errorf("error rule %s: message pattern %q: %w", r.Class, r.MessagePattern, err)
+		default:
+			if n, ok := integer(f.Kind()); ok && codeField(sf.Name) {
+				d.addCode(n(f))
 			}
 		}
-		if r.ConstraintPattern != "" {
-			if cr.constraint, err = regexp.Compile(r.ConstraintPattern); err != nil {
-				return nil, fmt.Errorf("error rule %s: constraint pattern %q: %w", r.Class, r.ConstraintPattern, err)
-			}
-		}
-		c.rules = append(c.rules, cr)
 	}
-	return c, nil
 }
 
-// Classify returns the class of err, or "" when no rule matches.
-func (c *Classifier) Classify(err error) dialect.ErrorClass {
-	if err == nil || c == nil {
-		return ""
+func fromStringField(name, val string, d *Details) {
+	switch name {
+	case "SQLState", "State", "SQLSTATE", "SqlState", "Code": // lib/pq's and pgconn's Code is the SQLSTATE
+		if d.SQLState == "" && isSQLState(val) {
+			d.SQLState = val
+		}
+	case "ConstraintName", "Constraint":
+		if d.Constraint == "" {
+			d.Constraint = val
+		}
 	}
-	d := Extract(err)
-	for _, r := range c.rules {
-		if r.SQLState != "" && !matchState(r.SQLState, d.SQLState) {
-			continue
-		}
-		if r.VendorCode != 0 && (!d.HasVendor || r.VendorCode != d.VendorCode) {
-			continue
-		}
-		if r.message != nil && !r.message.MatchString(d.Message) {
-			continue
-		}
-		if r.constraint != nil && !r.constraint.MatchString(d.Message) {
-			continue
-		}
-		return r.Class
-	}
-	return ""
 }
 
-// Is reports whether err is of class.
-func (c *Classifier) Is(err error, class dialect.ErrorClass) bool {
-	return c.Classify(err) == class
-}
+var sqlStateRE = regexp.MustCompile(`^[0-9A-Z]{5}$`)
 
-func matchState(rule, got string) bool {
-	if strings.HasSuffix(rule, "*") {
-		return strings.HasPrefix(got, strings.TrimSuffix(rule, "*"))
-	}
-	return rule == got
-}
+// isSQLState reports whether s has the shape of a SQLSTATE: five digits or
+// upper-case letters ("23505", "40P01", "HYT00").
+func isSQLState(s string) bool { return sqlStateRE.MatchString(s) }

@@ -49,7 +49,7 @@ func Catalogue() dialect.Catalogue {
 	// parent row is 23506, not the standard 23503; 40001 is H2's deadlock;
 	// a lock wait that reaches LOCK_TIMEOUT is HYT00 (50200).
 	c.Errors = append([]dialect.ErrorRule{
-		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", MessagePattern: `violation: "(?:[^" ]*\.)?PRIMARY(?:_KEY_[0-9A-Z]*| KEY) ON `},
+		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", ConstraintPattern: `^(?:[^" ]*\.)?PRIMARY(?:_KEY_[0-9A-Z]*| KEY)$`},
 		{Class: dialect.ErrForeignKeyViolation, SQLState: "23506"},
 		{Class: dialect.ErrDeadlock, SQLState: "40001"},
 		{Class: dialect.ErrLockTimeout, SQLState: "HYT00"},

@@ -106,19 +106,23 @@ func Catalogue() dialect.Catalogue {
 // violated index in quotes at the start of the message ("PUBLIC.PRIMARY_KEY_5
 // ON PUBLIC.EVENT_STORE(ID) …" for a UUID key, "PRIMARY KEY ON PUBLIC.T(ID)"
 // for an integer key that is the row id) and appends the SQL text, so the
-// primary-key pattern is anchored on the quoted index name. A unique
-// constraint's index is CONSTRAINT_INDEX_n (or the constraint's name).
+// primary-key rule's ConstraintPattern matches that name (core/sqlerr cuts it
+// out of the message). A unique constraint's index is CONSTRAINT_INDEX_n (or
+// the constraint's name). H2 has no read-only transaction (JDBC setReadOnly
+// is a hint it ignores); 90097 is a read-only database.
 func errorRules() []dialect.ErrorRule {
 	return []dialect.ErrorRule{
-		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", MessagePattern: `violation: "(?:[^" ]*\.)?PRIMARY(?:_KEY_[0-9A-Z]*| KEY) ON `},
+		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", ConstraintPattern: `^(?:[^" ]*\.)?PRIMARY(?:_KEY_[0-9A-Z]*| KEY)$`},
 		{Class: dialect.ErrUniqueViolation, SQLState: "23505"},
 		{Class: dialect.ErrForeignKeyViolation, SQLState: "23503"},
 		{Class: dialect.ErrForeignKeyViolation, SQLState: "23506"},
+		{Class: dialect.ErrNotNullViolation, SQLState: "23502"},
 		{Class: dialect.ErrDeadlock, SQLState: "40001"},
 		{Class: dialect.ErrLockTimeout, VendorCode: 50200},
 		{Class: dialect.ErrLockTimeout, SQLState: "HYT00"},
 		{Class: dialect.ErrSerializationFailure, VendorCode: 90131}, // concurrent update
 		{Class: dialect.ErrQueryCanceled, SQLState: "57014"},
+		{Class: dialect.ErrReadOnly, VendorCode: 90097}, // DATABASE_IS_READ_ONLY
 		{Class: dialect.ErrUndefinedTable, VendorCode: 42102},
 		{Class: dialect.ErrUndefinedTable, VendorCode: 42103},
 		{Class: dialect.ErrUndefinedTable, VendorCode: 42104},

@@ -97,9 +97,12 @@ func Catalogue() dialect.Catalogue {
 // for an unnamed primary key, SYS_CT_n for an unnamed unique constraint.
 func errorRules() []dialect.ErrorRule {
 	return []dialect.ErrorRule{
-		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", MessagePattern: `; SYS_PK_[0-9]+ table: `},
+		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", ConstraintPattern: `^SYS_PK_[0-9]+$`},
 		{Class: dialect.ErrUniqueViolation, SQLState: "23505"},
 		{Class: dialect.ErrForeignKeyViolation, SQLState: "23503"},
+		{Class: dialect.ErrNotNullViolation, SQLState: "23502"},     // -10
+		{Class: dialect.ErrReadOnly, SQLState: "25006"},             // -3706, a READ ONLY transaction
+		{Class: dialect.ErrReadOnly, VendorCode: -455},              // the database is in read only mode
 		{Class: dialect.ErrSerializationFailure, SQLState: "40001"}, // -4861, also how MVCC deadlocks end
 		{Class: dialect.ErrQueryCanceled, SQLState: "40502"},        // -4872, a cancelled lock wait
 		{Class: dialect.ErrQueryCanceled, VendorCode: -4873},        // statement timeout

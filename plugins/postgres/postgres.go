@@ -62,7 +62,9 @@ func Catalogue() dialect.Catalogue {
 		},
 		Locks: dialect.LockForms{ForUpdate: " FOR UPDATE", SkipLocked: true, Now: "now()"},
 		Errors: []dialect.ErrorRule{
-			{Class: dialect.ErrDuplicateEventID, SQLState: "23505", MessagePattern: `_pkey"`},
+			// An unnamed primary key is <table>_pkey; pgx and lib/pq carry
+			// the constraint name in the error.
+			{Class: dialect.ErrDuplicateEventID, SQLState: "23505", ConstraintPattern: `_pkey$`},
 			{Class: dialect.ErrUniqueViolation, SQLState: "23505"},
 			{Class: dialect.ErrForeignKeyViolation, SQLState: "23503"},
 			{Class: dialect.ErrNotNullViolation, SQLState: "23502"},
@@ -70,6 +72,9 @@ func Catalogue() dialect.Catalogue {
 			{Class: dialect.ErrSerializationFailure, SQLState: "40001"},
 			{Class: dialect.ErrLockTimeout, SQLState: "55P03"},
 			{Class: dialect.ErrQueryCanceled, SQLState: "57014"},
+			// A READ ONLY transaction, default_transaction_read_only, or a
+			// hot standby ("cannot execute … in a read-only transaction").
+			{Class: dialect.ErrReadOnly, SQLState: "25006"},
 			{Class: dialect.ErrUndefinedTable, SQLState: "42P01"},
 			{Class: dialect.ErrConnectionLost, SQLState: "08*"},
 			{Class: dialect.ErrConnectionLost, SQLState: "57P01"},
