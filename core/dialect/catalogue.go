@@ -37,6 +37,12 @@ type Catalogue struct {
 	Errors        []ErrorRule      `json:"errors"`
 	Introspection Introspection    `json:"introspection"`
 	QueryColumns  QueryColumnTypes `json:"query_columns"`
+	// KeysIgnoreTrailingSpaces says the engine compares key columns with
+	// PAD SPACE whatever their collation, so "acc-1 " and "acc-1" would be
+	// one key (SQL Server: every collation, the BIN2 ones too). The core then
+	// refuses, before any SQL, a key that ends in a space. Engines with a
+	// NO PAD binary collation declare it on the key columns instead.
+	KeysIgnoreTrailingSpaces bool `json:"keys_ignore_trailing_spaces,omitempty"`
 }
 
 // Identity names the dialect and how to talk to its database.

@@ -36,6 +36,10 @@ type row struct {
 // no transaction round trips and, for Exactly and NoStream, no version read:
 // the unique constraint on (aggregate_id, sequence_no) is the check.
 func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error) {
+	// Bad input is refused before any SQL (not even a BEGIN): nothing stored.
+	if err := s.checkStreams(streams); err != nil {
+		return Appended{}, err
+	}
 	if s.e.Cat.Locks.SerializesWriters {
 		// The engine runs one writing transaction at a time (SQLite): queue
 		// this process's appends here instead of in the engine's busy
@@ -103,6 +107,9 @@ func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Ap
 	// statement fails (which would abort the caller's transaction on some engines).
 	// The store cannot see the caller's commit: the advancer's next poll
 	// publishes the events (or the caller nudges it after committing).
+	if err := s.checkStreams(streams); err != nil {
+		return Appended{}, err
+	}
 	return s.append(ctx, tx, streams, true, nil)
 }
 
@@ -169,12 +176,6 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 	var rows []row
 	now := time.Now().UTC()
 	for _, st := range streams {
-		if err := checkKey("aggregate id", st.AggregateID, false); err != nil {
-			return res, err
-		}
-		if err := checkKey("aggregate type", st.AggregateType, false); err != nil {
-			return res, err
-		}
 		if len(st.Events) == 0 {
 			continue
 		}
@@ -199,9 +200,12 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			// subquery per row.)
 			computed = true
 		default:
-			actual, err := s.streamVersion(ctx, tx, table, st.AggregateID)
+			actual, owner, err := s.streamVersion(ctx, tx, table, st.AggregateID)
 			if err != nil {
 				return res, err
+			}
+			if owner != "" && owner != st.AggregateType {
+				return res, &AggregateIDTakenError{Table: table, AggregateID: st.AggregateID, AggregateType: st.AggregateType, OwnerType: owner}
 			}
 			if !versionMatches(st.Expected, actual) {
 				return res, &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
@@ -211,9 +215,6 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		part := PartitionKey(st.AggregateID, s.e.Partitions)
 		first := len(rows)
 		for i, ev := range st.Events {
-			if err := checkEvent(i, ev); err != nil {
-				return res, err
-			}
 			id := ev.ID
 			if id == "" {
 				u, err := uuid.NewV7()
@@ -221,8 +222,6 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 					return res, err
 				}
 				id = u.String()
-			} else if _, err := uuid.Parse(id); err != nil {
-				return res, &InvalidEventError{Field: fmt.Sprintf("event %d id", i), Reason: "is not a UUID"}
 			}
 			at := ev.OccurredAt
 			if at.IsZero() {
@@ -318,16 +317,58 @@ func versionMatches(expected ExpectedVersion, actual int64) bool {
 	return v == actual
 }
 
-func (s *Store) streamVersion(ctx context.Context, q queryer, table, id string) (int64, error) {
-	var v sql.NullInt64
-	err := s.e.QueryRow(ctx, q, dialect.StreamVersion, map[string]string{"event_store_table": table}, map[string]any{"aggregate_id": id}).Scan(&v)
+// checkStreams checks every key and event of an append, so bad input is
+// refused before any SQL and nothing of the append is stored.
+func (s *Store) checkStreams(streams []Stream) error {
+	for _, st := range streams {
+		if err := s.checkKey("aggregate id", st.AggregateID); err != nil {
+			return err
+		}
+		if err := s.checkKey("aggregate type", st.AggregateType); err != nil {
+			return err
+		}
+		for i, ev := range st.Events {
+			if err := checkEvent(i, ev); err != nil {
+				return err
+			}
+			if ev.ID != "" {
+				if _, err := uuid.Parse(ev.ID); err != nil {
+					return &InvalidEventError{Field: fmt.Sprintf("event %d id", i), Reason: "is not a UUID"}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkKey is checkKey plus what the engine cannot keep apart: where it
+// compares keys ignoring trailing spaces, a key ending in one is refused
+// (it would be the same stream as the key without it).
+func (s *Store) checkKey(field, v string) error {
+	if err := checkKey(field, v, false); err != nil {
+		return err
+	}
+	if s.e.Cat.KeysIgnoreTrailingSpaces && strings.HasSuffix(v, " ") {
+		return &InvalidEventError{Field: field, Reason: fmt.Sprintf("%q ends with a space, which %s ignores when it compares keys", v, s.e.Cat.Identity.Name)}
+	}
+	return nil
+}
+
+// streamVersion reads the version of stream id in table and the aggregate
+// type holding it there (that of its last row; "" when there is none). The
+// version is -1 when there is no row. A caller compares the owner with its
+// own type first: the version of another type's stream is not its own.
+func (s *Store) streamVersion(ctx context.Context, q queryer, table, id string) (int64, string, error) {
+	var v int64
+	var owner string
+	err := s.e.QueryRow(ctx, q, dialect.StreamVersion, map[string]string{"event_store_table": table}, map[string]any{"aggregate_id": id}).Scan(&v, &owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return -1, "", nil
+	}
 	if err != nil {
-		return 0, fmt.Errorf("reading stream version: %w", err)
+		return 0, "", fmt.Errorf("reading stream version: %w", err)
 	}
-	if !v.Valid {
-		return -1, nil
-	}
-	return v.Int64, nil
+	return v, owner, nil
 }
 
 func (s *Store) allocate(ctx context.Context, tx queryer, n int) (int64, error) {
@@ -488,16 +529,19 @@ func (s *Store) translate(ctx context.Context, err error, streams []Stream, tabl
 			if table != "" && t != table {
 				continue
 			}
-			actual, verr := s.streamVersion(ctx, s.e.DB, t, st.AggregateID)
+			actual, owner, verr := s.streamVersion(ctx, s.e.DB, t, st.AggregateID)
 			if verr != nil {
 				continue
+			}
+			if owner != "" && owner != st.AggregateType {
+				return &AggregateIDTakenError{Table: t, AggregateID: st.AggregateID, AggregateType: st.AggregateType, OwnerType: owner}
 			}
 			if want, ok := expectedAfterConflict(st); ok && want != actual || !ok {
 				return &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
 			}
 		}
 		if len(streams) == 1 {
-			actual, _ := s.streamVersion(ctx, s.e.DB, s.eventTable(streams[0].AggregateType), streams[0].AggregateID)
+			actual, _, _ := s.streamVersion(ctx, s.e.DB, s.eventTable(streams[0].AggregateType), streams[0].AggregateID)
 			return &ConcurrencyError{AggregateType: streams[0].AggregateType, AggregateID: streams[0].AggregateID, Expected: streams[0].Expected, Actual: actual}
 		}
 	}

@@ -102,7 +102,79 @@ var (
 	ErrConcurrency    = errors.New("optimistic concurrency conflict")
 	ErrDuplicateEvent = errors.New("duplicate event id")
 	ErrInvalidEvent   = errors.New("invalid event")
+	// ErrInvalidUTF8 is wrapped (with ErrInvalidEvent) by InvalidUTF8Error.
+	ErrInvalidUTF8 = errors.New("invalid UTF-8")
+	// ErrAggregateIDTaken is wrapped by AggregateIDTakenError.
+	ErrAggregateIDTaken = errors.New("aggregate id taken by another aggregate type")
 )
+
+// AggregateIDTakenError reports an append to an aggregate id that another
+// aggregate type already uses in the same event table. The spec's
+// UNIQUE (aggregate_id, sequence_no) spans every type sharing a table, so an
+// id belongs to the first type that appended to it there; the other type's
+// stream stays empty (Load returns nothing) and can never be appended to.
+// Use another id, or give the type a table of its own.
+type AggregateIDTakenError struct {
+	Table         string
+	AggregateID   string
+	AggregateType string // the type the append was for
+	OwnerType     string // the type that holds the id in Table
+}
+
+func (e *AggregateIDTakenError) Error() string {
+	return fmt.Sprintf("aggregate id %q is already used by aggregate type %s in event table %s, which %s shares: ids are unique across the types of one table",
+		e.AggregateID, e.OwnerType, e.Table, e.AggregateType)
+}
+
+// Unwrap makes errors.Is(err, ErrAggregateIDTaken) hold.
+func (e *AggregateIDTakenError) Unwrap() error { return ErrAggregateIDTaken }
+
+// InvalidUTF8Error reports a key or document that is not valid UTF-8 (stray
+// bytes, overlong forms such as C0 AF, UTF-16 surrogates such as ED A0 80).
+// Engines differ on such text: some replace it with U+FFFD, some refuse it
+// with raw errors, some store it; the store refuses it before any SQL.
+type InvalidUTF8Error struct {
+	Field  string // e.g. "aggregate id", "event 2 payload"
+	Offset int    // byte offset of the first invalid byte
+}
+
+func (e *InvalidUTF8Error) Error() string {
+	return fmt.Sprintf("invalid %s: not valid UTF-8 at byte offset %d", e.Field, e.Offset)
+}
+
+// Unwrap makes errors.Is hold for both ErrInvalidUTF8 and ErrInvalidEvent.
+func (e *InvalidUTF8Error) Unwrap() []error { return []error{ErrInvalidUTF8, ErrInvalidEvent} }
+
+// checkUTF8 returns an *InvalidUTF8Error naming field and the offset of the
+// first invalid byte of b, or nil. utf8.Valid is the whole cost on valid
+// input; the offset is searched for only on failure.
+func checkUTF8(field string, b []byte) error {
+	if utf8.Valid(b) {
+		return nil
+	}
+	return &InvalidUTF8Error{Field: field, Offset: invalidOffset(b)}
+}
+
+// checkUTF8String is checkUTF8 for a string, without copying a valid one.
+func checkUTF8String(field, s string) error {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	return &InvalidUTF8Error{Field: field, Offset: invalidOffset([]byte(s))}
+}
+
+// invalidOffset is the offset of the first byte of b that does not start a
+// valid UTF-8 sequence.
+func invalidOffset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
 
 // ConcurrencyError reports an expected version the stream did not have.
 type ConcurrencyError struct {
@@ -149,8 +221,8 @@ func checkKey(field, v string, allowEmpty bool) error {
 	if !allowEmpty && v == "" {
 		return &InvalidEventError{Field: field, Reason: "is empty"}
 	}
-	if !utf8.ValidString(v) {
-		return &InvalidEventError{Field: field, Reason: "is not valid UTF-8"}
+	if err := checkUTF8String(field, v); err != nil {
+		return err
 	}
 	if n := utf8.RuneCountInString(v); n > MaxKeyLength {
 		return &InvalidEventError{Field: field, Reason: fmt.Sprintf("is %d characters long, the limit is %d", n, MaxKeyLength)}
@@ -166,6 +238,12 @@ func checkKey(field, v string, allowEmpty bool) error {
 func checkEvent(i int, ev Event) error {
 	field := fmt.Sprintf("event %d", i)
 	if err := checkKey(field+" type", ev.Type, false); err != nil {
+		return err
+	}
+	if err := checkUTF8(field+" payload", ev.Payload); err != nil {
+		return err
+	}
+	if err := checkUTF8(field+" metadata", ev.Metadata); err != nil {
 		return err
 	}
 	if !json.Valid(ev.Payload) {
