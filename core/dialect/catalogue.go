@@ -165,6 +165,8 @@ type RowInsert struct {
 	// #{sequence_no} when appending with no expected version: the stream's
 	// next sequence number computed by the database in the same statement,
 	// binding #{aggregate_id} and #{sequence_offset} (1 for the first event).
+	// Both expressions read the stream of #{aggregate_type} only (an id
+	// another type holds in a shared table is not this stream).
 	// With ReturnsPositions it lets a single-stream append be one
 	// autocommit statement: no transaction round trips, no version read.
 	NextSequence string `json:"next_sequence,omitempty"`
