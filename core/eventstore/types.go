@@ -5,12 +5,10 @@
 package eventstore
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"time"
-	"unicode/utf8"
 )
 
 // ExpectedVersion is what an append expects of its stream. A stream's version
@@ -145,37 +143,6 @@ func (e *InvalidUTF8Error) Error() string {
 // Unwrap makes errors.Is hold for both ErrInvalidUTF8 and ErrInvalidEvent.
 func (e *InvalidUTF8Error) Unwrap() []error { return []error{ErrInvalidUTF8, ErrInvalidEvent} }
 
-// checkUTF8 returns an *InvalidUTF8Error naming field and the offset of the
-// first invalid byte of b, or nil. utf8.Valid is the whole cost on valid
-// input; the offset is searched for only on failure.
-func checkUTF8(field string, b []byte) error {
-	if utf8.Valid(b) {
-		return nil
-	}
-	return &InvalidUTF8Error{Field: field, Offset: invalidOffset(b)}
-}
-
-// checkUTF8String is checkUTF8 for a string, without copying a valid one.
-func checkUTF8String(field, s string) error {
-	if utf8.ValidString(s) {
-		return nil
-	}
-	return &InvalidUTF8Error{Field: field, Offset: invalidOffset([]byte(s))}
-}
-
-// invalidOffset is the offset of the first byte of b that does not start a
-// valid UTF-8 sequence.
-func invalidOffset(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return len(b)
-}
-
 // ConcurrencyError reports an expected version the stream did not have.
 type ConcurrencyError struct {
 	AggregateType string
@@ -216,44 +183,6 @@ func (e *InvalidEventError) Error() string { return "invalid " + e.Field + ": " 
 
 // Unwrap makes errors.Is(err, ErrInvalidEvent) hold.
 func (e *InvalidEventError) Unwrap() error { return ErrInvalidEvent }
-
-func checkKey(field, v string, allowEmpty bool) error {
-	if !allowEmpty && v == "" {
-		return &InvalidEventError{Field: field, Reason: "is empty"}
-	}
-	if err := checkUTF8String(field, v); err != nil {
-		return err
-	}
-	if n := utf8.RuneCountInString(v); n > MaxKeyLength {
-		return &InvalidEventError{Field: field, Reason: fmt.Sprintf("is %d characters long, the limit is %d", n, MaxKeyLength)}
-	}
-	for _, r := range v {
-		if r == 0 {
-			return &InvalidEventError{Field: field, Reason: "contains a NUL character"}
-		}
-	}
-	return nil
-}
-
-func checkEvent(i int, ev Event) error {
-	field := fmt.Sprintf("event %d", i)
-	if err := checkKey(field+" type", ev.Type, false); err != nil {
-		return err
-	}
-	if err := checkUTF8(field+" payload", ev.Payload); err != nil {
-		return err
-	}
-	if err := checkUTF8(field+" metadata", ev.Metadata); err != nil {
-		return err
-	}
-	if !json.Valid(ev.Payload) {
-		return &InvalidEventError{Field: field + " payload", Reason: "is not a JSON document"}
-	}
-	if ev.Metadata != nil && !json.Valid(ev.Metadata) {
-		return &InvalidEventError{Field: field + " metadata", Reason: "is not a JSON document"}
-	}
-	return nil
-}
 
 // PartitionKey is the stable partition of an aggregate id: FNV-1a (32-bit)
 // over the id's UTF-8 bytes, modulo the partition count.
