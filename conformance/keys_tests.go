@@ -23,6 +23,7 @@ func keysTests() []Test {
 		{"keys/key_columns_exact", testKeyColumnsExact},
 		{"keys/aggregate_id_taken_by_other_type", testAggregateIDTaken},
 		{"keys/invalid_utf8_refused", testInvalidUTF8},
+		{"keys/event_id_canonical", testEventIDCanonical},
 	}
 }
 
@@ -307,5 +308,29 @@ func testInvalidUTF8(t T, env *Env) {
 	all, err := s.ReadAll(ctx, 0, 100)
 	if err != nil || len(all) != 1 || string(all[0].Payload) != `{"ok":"é😀"}` {
 		t.Errorf("ReadAll after the refusals: %d events (err %v), want the one valid event", len(all), err)
+	}
+}
+
+// testEventIDCanonical: an event id is a UUID whatever its spelling; upper
+// case, braces and the urn form are stored canonically, so a second spelling
+// of a stored id is a duplicate on every engine (not on some collations only).
+func testEventIDCanonical(t T, env *Env) {
+	s, e := openStore(t, env)
+	ctx := context.Background()
+	const lower = "0190f2a4-5b6c-7d8e-9f00-112233445566"
+	first := ev("test.E", `{}`)
+	first.ID = "urn:uuid:" + strings.ToUpper(lower)
+	appendAndPublish(t, s, e, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "ids-1", Expected: eventstore.NoStream, Events: []eventstore.Event{first}})
+	evs, err := s.Load(ctx, "bank.Account", "ids-1", -1)
+	if err != nil || len(evs) != 1 || evs[0].ID != lower {
+		t.Fatalf("stored id: %+v (err %v), want %s", evs, err, lower)
+	}
+	for _, spelling := range []string{lower, strings.ToUpper(lower), "{" + lower + "}"} {
+		again := ev("test.E", `{}`)
+		again.ID = spelling
+		_, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "ids-2", Events: []eventstore.Event{again}})
+		if !errors.Is(err, eventstore.ErrDuplicateEvent) {
+			t.Errorf("id %s again: want ErrDuplicateEvent, got %v", spelling, err)
+		}
 	}
 }

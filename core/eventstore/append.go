@@ -222,6 +222,11 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 					return res, err
 				}
 				id = u.String()
+			} else if u, err := uuid.Parse(id); err == nil {
+				// Canonical lower case, 36 characters (checkStreams parsed it):
+				// "ABC…", "{abc…}" and "urn:uuid:abc…" are one id on every
+				// engine, whatever its collation, and fit the id column.
+				id = u.String()
 			}
 			at := ev.OccurredAt
 			if at.IsZero() {
