@@ -81,6 +81,7 @@ func Tests() []Test {
 	all = append(all, catalogueTests()...)
 	all = append(all, schemaTests()...)
 	all = append(all, eventStoreTests()...)
+	all = append(all, keysTests()...)
 	all = append(all, hwmTests()...)
 	all = append(all, queryTableTests()...)
 	all = append(all, errorsTests()...)

@@ -184,7 +184,7 @@ func ansiStatements() map[StatementID]string {
 		PositionAllocate:  `UPDATE ${position_table} SET val = val + #{count} WHERE id = 1`,
 		PositionAllocated: `SELECT val FROM ${position_table} WHERE id = 1`,
 
-		StreamVersion:       `SELECT MAX(sequence_no) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}`,
+		StreamVersion:       `SELECT sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} ORDER BY sequence_no DESC FETCH FIRST 1 ROW ONLY`,
 		EventStream:         `SELECT ` + EventColumns + ` FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND sequence_no > #{after_sequence} ORDER BY sequence_no`,
 		EventRange:          `SELECT ` + EventColumns + ` FROM ${event_store_table} WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
 		EventPartitionRange: `SELECT ` + EventColumns + ` FROM ${event_store_table} WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,

@@ -37,6 +37,12 @@ type Catalogue struct {
 	Errors        []ErrorRule      `json:"errors"`
 	Introspection Introspection    `json:"introspection"`
 	QueryColumns  QueryColumnTypes `json:"query_columns"`
+	// KeysIgnoreTrailingSpaces says the engine compares key columns with
+	// PAD SPACE whatever their collation, so "acc-1 " and "acc-1" would be
+	// one key (SQL Server: every collation, the BIN2 ones too). The core then
+	// refuses, before any SQL, a key that ends in a space. Engines with a
+	// NO PAD binary collation declare it on the key columns instead.
+	KeysIgnoreTrailingSpaces bool `json:"keys_ignore_trailing_spaces,omitempty"`
 }
 
 // Identity names the dialect and how to talk to its database.
@@ -174,6 +180,8 @@ type RowInsert struct {
 	// #{sequence_no} when appending with no expected version: the stream's
 	// next sequence number computed by the database in the same statement,
 	// binding #{aggregate_id} and #{sequence_offset} (1 for the first event).
+	// Both expressions read the stream of #{aggregate_type} only (an id
+	// another type holds in a shared table is not this stream).
 	// With ReturnsPositions it lets a single-stream append be one
 	// autocommit statement: no transaction round trips, no version read.
 	NextSequence string `json:"next_sequence,omitempty"`

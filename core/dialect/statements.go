@@ -40,8 +40,11 @@ const (
 	// position is drawn; returns nothing useful. May be empty when the
 	// EventInsert row itself forces the id first (the PostgreSQL fold).
 	PositionBeginXID StatementID = "position.begin_xid"
-	// StreamVersion returns one column, MAX(sequence_no) of aggregate
-	// #{aggregate_id} in ${event_store_table} (NULL when the stream is empty).
+	// StreamVersion returns (sequence_no, aggregate_type) of the row of
+	// aggregate #{aggregate_id} in ${event_store_table} with the highest
+	// sequence_no, and no row when there is none. The core compares the type
+	// with its own: an id another type holds in a shared table is not this
+	// type's stream (its version is -1) and cannot be appended to.
 	StreamVersion StatementID = "event.stream_version"
 )
 

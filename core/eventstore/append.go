@@ -36,6 +36,10 @@ type row struct {
 // no transaction round trips and, for Exactly and NoStream, no version read:
 // the unique constraint on (aggregate_id, sequence_no) is the check.
 func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error) {
+	// Bad input is refused before any SQL (not even a BEGIN): nothing stored.
+	if err := s.checkStreams(streams); err != nil {
+		return Appended{}, err
+	}
 	if s.e.Cat.Locks.SerializesWriters {
 		// The engine runs one writing transaction at a time (SQLite): queue
 		// this process's appends here instead of in the engine's busy
@@ -103,6 +107,9 @@ func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Ap
 	// statement fails (which would abort the caller's transaction on some engines).
 	// The store cannot see the caller's commit: the advancer's next poll
 	// publishes the events (or the caller nudges it after committing).
+	if err := s.checkStreams(streams); err != nil {
+		return Appended{}, err
+	}
 	return s.append(ctx, tx, streams, true, nil)
 }
 
@@ -169,12 +176,6 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 	var rows []row
 	now := time.Now().UTC()
 	for _, st := range streams {
-		if err := checkKey("aggregate id", st.AggregateID, false); err != nil {
-			return res, err
-		}
-		if err := checkKey("aggregate type", st.AggregateType, false); err != nil {
-			return res, err
-		}
 		if len(st.Events) == 0 {
 			continue
 		}
@@ -199,9 +200,12 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			// subquery per row.)
 			computed = true
 		default:
-			actual, err := s.streamVersion(ctx, tx, table, st.AggregateID)
+			actual, owner, err := s.streamVersion(ctx, tx, table, st.AggregateID)
 			if err != nil {
 				return res, err
+			}
+			if owner != "" && owner != st.AggregateType {
+				return res, &AggregateIDTakenError{Table: table, AggregateID: st.AggregateID, AggregateType: st.AggregateType, OwnerType: owner}
 			}
 			if !versionMatches(st.Expected, actual) {
 				return res, &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
@@ -211,9 +215,6 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		part := PartitionKey(st.AggregateID, s.e.Partitions)
 		first := len(rows)
 		for i, ev := range st.Events {
-			if err := checkEvent(i, ev); err != nil {
-				return res, err
-			}
 			id := ev.ID
 			if id == "" {
 				u, err := uuid.NewV7()
@@ -221,8 +222,11 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 					return res, err
 				}
 				id = u.String()
-			} else if _, err := uuid.Parse(id); err != nil {
-				return res, &InvalidEventError{Field: fmt.Sprintf("event %d id", i), Reason: "is not a UUID"}
+			} else if u, err := uuid.Parse(id); err == nil {
+				// Canonical lower case, 36 characters (checkStreams parsed it):
+				// "ABC…", "{abc…}" and "urn:uuid:abc…" are one id on every
+				// engine, whatever its collation, and fit the id column.
+				id = u.String()
 			}
 			at := ev.OccurredAt
 			if at.IsZero() {
@@ -303,31 +307,6 @@ func (s *Store) chunk() int {
 		return min(insertChunk, (max-2)/(nParams-2))
 	}
 	return insertChunk
-}
-
-func versionMatches(expected ExpectedVersion, actual int64) bool {
-	switch expected {
-	case Any:
-		return true
-	case NoStream:
-		return actual == -1
-	case StreamExists:
-		return actual >= 0
-	}
-	v, _ := expected.Exact()
-	return v == actual
-}
-
-func (s *Store) streamVersion(ctx context.Context, q queryer, table, id string) (int64, error) {
-	var v sql.NullInt64
-	err := s.e.QueryRow(ctx, q, dialect.StreamVersion, map[string]string{"event_store_table": table}, map[string]any{"aggregate_id": id}).Scan(&v)
-	if err != nil {
-		return 0, fmt.Errorf("reading stream version: %w", err)
-	}
-	if !v.Valid {
-		return -1, nil
-	}
-	return v.Int64, nil
 }
 
 func (s *Store) allocate(ctx context.Context, tx queryer, n int) (int64, error) {
@@ -472,45 +451,4 @@ func (s *Store) runInsert(ctx context.Context, tx execer, rows []row, res Append
 		return fmt.Errorf("event insert returned %d rows for %d events", i, len(rows))
 	}
 	return nil
-}
-
-// translate turns a unique violation into the typed error the caller
-// branches on. The actual version is read outside the (possibly aborted)
-// transaction, from committed state: the conflicting append has committed by
-// the time the database reports the violation.
-func (s *Store) translate(ctx context.Context, err error, streams []Stream, table string) error {
-	switch s.e.Errors.Classify(err) {
-	case dialect.ErrDuplicateEventID:
-		return &DuplicateEventError{Table: table, Cause: err}
-	case dialect.ErrUniqueViolation, dialect.ErrNotNullViolation:
-		for _, st := range streams {
-			t := s.eventTable(st.AggregateType)
-			if table != "" && t != table {
-				continue
-			}
-			actual, verr := s.streamVersion(ctx, s.e.DB, t, st.AggregateID)
-			if verr != nil {
-				continue
-			}
-			if want, ok := expectedAfterConflict(st); ok && want != actual || !ok {
-				return &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
-			}
-		}
-		if len(streams) == 1 {
-			actual, _ := s.streamVersion(ctx, s.e.DB, s.eventTable(streams[0].AggregateType), streams[0].AggregateID)
-			return &ConcurrencyError{AggregateType: streams[0].AggregateType, AggregateID: streams[0].AggregateID, Expected: streams[0].Expected, Actual: actual}
-		}
-	}
-	return err
-}
-
-// expectedAfterConflict is the version the stream would have had if the
-// append had not raced: a stream whose version differs from it is the one
-// that conflicted.
-func expectedAfterConflict(st Stream) (int64, bool) {
-	switch st.Expected {
-	case NoStream:
-		return -1, true
-	}
-	return st.Expected.Exact()
 }

@@ -26,10 +26,13 @@ type Snapshot struct {
 // SaveSnapshot stores a snapshot. A second snapshot at the same sequence
 // number is refused by the database's unique constraint.
 func (s *Store) SaveSnapshot(ctx context.Context, snap Snapshot) error {
-	if err := checkKey("aggregate id", snap.AggregateID, false); err != nil {
+	if err := s.checkKey("aggregate id", snap.AggregateID); err != nil {
 		return err
 	}
-	if err := checkKey("aggregate type", snap.AggregateType, false); err != nil {
+	if err := s.checkKey("aggregate type", snap.AggregateType); err != nil {
+		return err
+	}
+	if err := checkUTF8("snapshot payload", snap.Payload); err != nil {
 		return err
 	}
 	if snap.Version == 0 {

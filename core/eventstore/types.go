@@ -5,12 +5,10 @@
 package eventstore
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"time"
-	"unicode/utf8"
 )
 
 // ExpectedVersion is what an append expects of its stream. A stream's version
@@ -102,7 +100,48 @@ var (
 	ErrConcurrency    = errors.New("optimistic concurrency conflict")
 	ErrDuplicateEvent = errors.New("duplicate event id")
 	ErrInvalidEvent   = errors.New("invalid event")
+	// ErrInvalidUTF8 is wrapped (with ErrInvalidEvent) by InvalidUTF8Error.
+	ErrInvalidUTF8 = errors.New("invalid UTF-8")
+	// ErrAggregateIDTaken is wrapped by AggregateIDTakenError.
+	ErrAggregateIDTaken = errors.New("aggregate id taken by another aggregate type")
 )
+
+// AggregateIDTakenError reports an append to an aggregate id that another
+// aggregate type already uses in the same event table. The spec's
+// UNIQUE (aggregate_id, sequence_no) spans every type sharing a table, so an
+// id belongs to the first type that appended to it there; the other type's
+// stream stays empty (Load returns nothing) and can never be appended to.
+// Use another id, or give the type a table of its own.
+type AggregateIDTakenError struct {
+	Table         string
+	AggregateID   string
+	AggregateType string // the type the append was for
+	OwnerType     string // the type that holds the id in Table
+}
+
+func (e *AggregateIDTakenError) Error() string {
+	return fmt.Sprintf("aggregate id %q is already used by aggregate type %s in event table %s, which %s shares: ids are unique across the types of one table",
+		e.AggregateID, e.OwnerType, e.Table, e.AggregateType)
+}
+
+// Unwrap makes errors.Is(err, ErrAggregateIDTaken) hold.
+func (e *AggregateIDTakenError) Unwrap() error { return ErrAggregateIDTaken }
+
+// InvalidUTF8Error reports a key or document that is not valid UTF-8 (stray
+// bytes, overlong forms such as C0 AF, UTF-16 surrogates such as ED A0 80).
+// Engines differ on such text: some replace it with U+FFFD, some refuse it
+// with raw errors, some store it; the store refuses it before any SQL.
+type InvalidUTF8Error struct {
+	Field  string // e.g. "aggregate id", "event 2 payload"
+	Offset int    // byte offset of the first invalid byte
+}
+
+func (e *InvalidUTF8Error) Error() string {
+	return fmt.Sprintf("invalid %s: not valid UTF-8 at byte offset %d", e.Field, e.Offset)
+}
+
+// Unwrap makes errors.Is hold for both ErrInvalidUTF8 and ErrInvalidEvent.
+func (e *InvalidUTF8Error) Unwrap() []error { return []error{ErrInvalidUTF8, ErrInvalidEvent} }
 
 // ConcurrencyError reports an expected version the stream did not have.
 type ConcurrencyError struct {
@@ -144,38 +183,6 @@ func (e *InvalidEventError) Error() string { return "invalid " + e.Field + ": " 
 
 // Unwrap makes errors.Is(err, ErrInvalidEvent) hold.
 func (e *InvalidEventError) Unwrap() error { return ErrInvalidEvent }
-
-func checkKey(field, v string, allowEmpty bool) error {
-	if !allowEmpty && v == "" {
-		return &InvalidEventError{Field: field, Reason: "is empty"}
-	}
-	if !utf8.ValidString(v) {
-		return &InvalidEventError{Field: field, Reason: "is not valid UTF-8"}
-	}
-	if n := utf8.RuneCountInString(v); n > MaxKeyLength {
-		return &InvalidEventError{Field: field, Reason: fmt.Sprintf("is %d characters long, the limit is %d", n, MaxKeyLength)}
-	}
-	for _, r := range v {
-		if r == 0 {
-			return &InvalidEventError{Field: field, Reason: "contains a NUL character"}
-		}
-	}
-	return nil
-}
-
-func checkEvent(i int, ev Event) error {
-	field := fmt.Sprintf("event %d", i)
-	if err := checkKey(field+" type", ev.Type, false); err != nil {
-		return err
-	}
-	if !json.Valid(ev.Payload) {
-		return &InvalidEventError{Field: field + " payload", Reason: "is not a JSON document"}
-	}
-	if ev.Metadata != nil && !json.Valid(ev.Metadata) {
-		return &InvalidEventError{Field: field + " metadata", Reason: "is not a JSON document"}
-	}
-	return nil
-}
 
 // PartitionKey is the stable partition of an aggregate id: FNV-1a (32-bit)
 // over the id's UTF-8 bytes, modulo the partition count.

@@ -14,9 +14,27 @@ import (
 // that never overwrites an existing row; READ_MODEL_CAPTURE_POSITIONS gets its
 // rows per topic at runtime.
 // The statements shared with the other dialects come from specddl.
+//
+// Every script starts with noPad, so each area compares its keys exactly
+// whichever areas are switched on.
 func ddl() map[string][]string {
-	return specddl.Merge(specddl.CommonScripts(), eventSourcingDDL, messagingDDL, cqrsSagaDDL)
+	m := specddl.Merge(specddl.CommonScripts(), eventSourcingDDL, messagingDDL, cqrsSagaDDL)
+	for name, stmts := range m {
+		m[name] = append([]string{noPad}, stmts...)
+	}
+	return m
 }
+
+// noPad makes every text comparison of the database exact: SQL_TEXT (the
+// default collation, code-unit order, case-sensitive) without PAD SPACE.
+// HSQLDB pads by default, so "acc-1 " equals "acc-1" and a primary or unique
+// key refuses the second. HSQLDB 2.7 takes NO PAD only database-wide or in a
+// CREATE COLLATION, which has no IF NOT EXISTS (a script must be able to run
+// twice); the SET is idempotent. It sets the property sql.pad_space=false,
+// for the existing tables too (their indexes are not rebuilt: keys that
+// differ only by trailing spaces could not be stored before, so none exist).
+// It needs the DBA role (SA has it).
+const noPad = "SET DATABASE COLLATION SQL_TEXT NO PAD"
 
 // queryColumns maps query-field kinds to column types and index statements.
 // Instants are TIMESTAMP(6) holding UTC, as the spec prescribes.

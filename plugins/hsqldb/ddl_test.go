@@ -16,3 +16,14 @@ func TestDDLMatchesSpec(t *testing.T) {
 	}
 	ddlgolden.Check(t, c, "testdata/golden")
 }
+
+// TestEveryScriptComparesExactly: HSQLDB pads by default ("k " = "k"), and
+// takes NO PAD only database-wide, so every script must start with noPad
+// (an area may be created alone).
+func TestEveryScriptComparesExactly(t *testing.T) {
+	for name, stmts := range ddl() {
+		if len(stmts) == 0 || stmts[0] != noPad {
+			t.Errorf("script %s does not start with %q", name, noPad)
+		}
+	}
+}

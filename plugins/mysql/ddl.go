@@ -18,9 +18,10 @@
 //     three VARCHAR(255) columns, takes 3060 bytes;
 //   - the query-table indexes are created without IF NOT EXISTS, which MySQL 8
 //     lacks, and guarded instead by QueryColumnTypes.IndexExists;
-//   - the event and snapshot tables' aggregate_id and aggregate_type are
-//     utf8mb4_bin: the table default collation ignores case, which would make
-//     "ACCOUNT-1" and "account-1" one stream.
+//   - every VARCHAR key column carries keyText, a binary NO PAD collation
+//     (utf8mb4_nopad_bin on MariaDB, utf8mb4_0900_bin on MySQL): the table
+//     default collation ignores case, and utf8mb4_bin ignores trailing
+//     spaces, either of which would make two keys one.
 //
 // # Identifier length
 //
@@ -35,6 +36,24 @@ import "github.com/tidemarkdb/tidemark/core/dialect"
 
 // MaxIdentifierLength is the longest identifier MySQL and MariaDB accept.
 const MaxIdentifierLength = 64
+
+// keyText follows the type of every VARCHAR key column (primary, unique and
+// lookup keys: aggregate ids and types, topics, consumer names, message and
+// read-model keys, saga ids, lock names): it makes the column compare byte
+// for byte with NO PAD, so "acc-1 " and "acc-1", "acc" and "ACC", NFC "é" and
+// NFD "e\u0301" are distinct keys. utf8mb4_bin would not do: it is PAD SPACE
+// on both engines (a trailing space is ignored, and a primary key refuses
+// "acc-1 " after "acc-1"). The two engines name their NO PAD binary
+// collation differently, and neither knows the other's name, so each reads
+// its own executable comment and skips the other's:
+//
+//   - MariaDB 10.2.2+ runs /*M!100202 …*/ (utf8mb4_nopad_bin) and ignores
+//     /*!80017 …*/: it skips /*!NNNNN*/ comments whose version is 50700 to
+//     99999, MySQL 5.7 and 8's own (checked on MariaDB 10.11);
+//   - MySQL 8.0.17+ runs /*!80017 …*/ (utf8mb4_0900_bin, NO PAD) and treats
+//     /*M!…*/ as a plain comment. MySQL 8.0.0–8.0.16 lack utf8mb4_0900_bin,
+//     hence the "MySQL 8.0.17 or later" of the catalogue.
+const keyText = "CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ "
 
 // tableOptions ends every CREATE TABLE: the spec leaves most MySQL tables on
 // the server's default character set, which may be latin1.
@@ -74,8 +93,8 @@ func eventSourcingDDL() map[string][]string {
 		dialect.ScriptEventStoreGlobalPosition: counterDDL("event_store_global_position_table"),
 		dialect.ScriptEventStore: {`CREATE TABLE IF NOT EXISTS ${event_store_table} (
     id              CHAR(36)     NOT NULL PRIMARY KEY,
-    aggregate_id    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-    aggregate_type  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    aggregate_id    VARCHAR(255) ` + keyText + `NOT NULL,
+    aggregate_type  VARCHAR(255) ` + keyText + `NOT NULL,
     sequence_no     BIGINT       NOT NULL,
     event_type      VARCHAR(255) NOT NULL,
     event_revision  INT          NOT NULL DEFAULT 0,
@@ -91,8 +110,8 @@ func eventSourcingDDL() map[string][]string {
 ` + tableOptions},
 		dialect.ScriptSnapshots: {`CREATE TABLE IF NOT EXISTS ${aggregate_snapshots_table} (
     id               CHAR(36)     NOT NULL PRIMARY KEY,
-    aggregate_id     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-    aggregate_type   VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    aggregate_id     VARCHAR(255) ` + keyText + `NOT NULL,
+    aggregate_type   VARCHAR(255) ` + keyText + `NOT NULL,
     sequence_no      BIGINT       NOT NULL,
     snapshot_version INT          NOT NULL DEFAULT 1,
     payload          LONGTEXT     NOT NULL,
@@ -122,13 +141,13 @@ func messagingDDL() map[string][]string {
     payload         LONGTEXT     NOT NULL,
     metadata        LONGTEXT,
     occurred_at     DATETIME(6)  NOT NULL,
-    message_key     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
+    message_key     VARCHAR(255) ` + keyText + `NULL,
     UNIQUE KEY uq_${event_capture_records_table}_global_position (global_position),
     INDEX idx_${event_capture_records_table}_partition (partition_key, global_position),
     INDEX idx_${event_capture_records_table}_key (message_key, global_position)
 ` + tableOptions},
 		dialect.ScriptHighWaterMarkStore: {`CREATE TABLE IF NOT EXISTS ${high_water_mark_store_table} (
-    topic_name        VARCHAR(255) NOT NULL,
+    topic_name        VARCHAR(255) ` + keyText + `NOT NULL,
     high_water_mark   BIGINT       NOT NULL,
     pending_end       BIGINT       NULL,
     pending_horizon   BIGINT       NULL,
@@ -138,11 +157,11 @@ func messagingDDL() map[string][]string {
     PRIMARY KEY (topic_name)
 ` + tableOptions},
 		dialect.ScriptTopicCompaction: {`CREATE TABLE IF NOT EXISTS ${topic_compaction_table} (
-    topic_name        VARCHAR(255) NOT NULL PRIMARY KEY,
+    topic_name        VARCHAR(255) ` + keyText + `NOT NULL PRIMARY KEY,
     compacted_through BIGINT       NOT NULL
 ` + tableOptions},
 		dialect.ScriptPartitionInstances: {`CREATE TABLE IF NOT EXISTS ${partition_instances_table} (
-    instance_id     VARCHAR(255) NOT NULL,
+    instance_id     VARCHAR(255) ` + keyText + `NOT NULL,
     host_name       VARCHAR(255) NULL,
     started_at      DATETIME(6)  NOT NULL,
     last_heartbeat  DATETIME(6)  NOT NULL,
@@ -150,18 +169,18 @@ func messagingDDL() map[string][]string {
     PRIMARY KEY (instance_id)
 ` + tableOptions},
 		dialect.ScriptPartitionOwnership: {`CREATE TABLE IF NOT EXISTS ${partition_ownership_table} (
-    consumer_type     VARCHAR(32)  NOT NULL,
-    consumer_name     VARCHAR(255) NOT NULL,
+    consumer_type     VARCHAR(32)  ` + keyText + `NOT NULL,
+    consumer_name     VARCHAR(255) ` + keyText + `NOT NULL,
     partition_no      SMALLINT     NOT NULL,
-    instance_id       VARCHAR(255) NULL,
+    instance_id       VARCHAR(255) ` + keyText + `NULL,
     generation        BIGINT       NOT NULL DEFAULT 0,
     PRIMARY KEY (consumer_type, consumer_name, partition_no),
     INDEX idx_${partition_ownership_table}_instance_id (instance_id)
 ` + tableOptions},
 		dialect.ScriptPartitionMembers: {`CREATE TABLE IF NOT EXISTS ${partition_members_table} (
-    consumer_type  VARCHAR(32)  NOT NULL,
-    consumer_name  VARCHAR(255) NOT NULL,
-    instance_id    VARCHAR(255) NOT NULL,
+    consumer_type  VARCHAR(32)  ` + keyText + `NOT NULL,
+    consumer_name  VARCHAR(255) ` + keyText + `NOT NULL,
+    instance_id    VARCHAR(255) ` + keyText + `NOT NULL,
     PRIMARY KEY (consumer_type, consumer_name, instance_id),
     INDEX idx_${partition_members_table}_instance_id (instance_id)
 ` + tableOptions},
@@ -174,8 +193,8 @@ func consumerDDL() map[string][]string {
 	return map[string][]string{
 		dialect.ScriptConsumerCheckpoints: {`CREATE TABLE IF NOT EXISTS ${consumers_table} (
     id                       CHAR(36)     CHARACTER SET ascii NOT NULL PRIMARY KEY,
-    consumer_type            VARCHAR(32)  NOT NULL,
-    consumer_name            VARCHAR(255) NOT NULL,
+    consumer_type            VARCHAR(32)  ` + keyText + `NOT NULL,
+    consumer_name            VARCHAR(255) ` + keyText + `NOT NULL,
     state                    VARCHAR(16)  NULL,
     halt_reason              VARCHAR(32)  NULL,
     epoch                    BIGINT       NULL,
@@ -184,7 +203,7 @@ func consumerDDL() map[string][]string {
     UNIQUE KEY uq_${consumers_table} (consumer_type, consumer_name)
 ` + tableOptions, `CREATE TABLE IF NOT EXISTS ${consumer_checkpoints_table} (
     consumer_id          CHAR(36)     CHARACTER SET ascii NOT NULL,
-    source_name          VARCHAR(255) NOT NULL,
+    source_name          VARCHAR(255) ` + keyText + `NOT NULL,
     partition_no         SMALLINT     NOT NULL,
     position             BIGINT       NULL,
     incomplete_through   BIGINT       NULL,
@@ -196,8 +215,8 @@ func consumerDDL() map[string][]string {
 		dialect.ScriptConsumerUndelivered: {`CREATE TABLE IF NOT EXISTS ${consumer_undelivered_messages_table} (
     id               CHAR(36)      CHARACTER SET ascii NOT NULL PRIMARY KEY,
     consumer_id      CHAR(36)      CHARACTER SET ascii NOT NULL,
-    source_name      VARCHAR(255)  NOT NULL,
-    resolved_key     VARCHAR(255)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    source_name      VARCHAR(255)  ` + keyText + `NOT NULL,
+    resolved_key     VARCHAR(255)  ` + keyText + `NOT NULL,
     key_hash         BIGINT        NOT NULL,
     message_position BIGINT        NOT NULL,
     partition_no     SMALLINT      NOT NULL,
@@ -215,10 +234,10 @@ func consumerDDL() map[string][]string {
 		dialect.ScriptConsumerSkipped: {`CREATE TABLE IF NOT EXISTS ${consumer_skipped_messages_table} (
     id               CHAR(36)     CHARACTER SET ascii NOT NULL PRIMARY KEY,
     consumer_id      CHAR(36)     CHARACTER SET ascii NOT NULL,
-    source_name      VARCHAR(255) NOT NULL,
+    source_name      VARCHAR(255) ` + keyText + `NOT NULL,
     partition_no     SMALLINT     NOT NULL,
     message_position BIGINT       NOT NULL,
-    resolved_key     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    resolved_key     VARCHAR(255) ` + keyText + `NOT NULL,
     every_key        BOOLEAN      NOT NULL,
     INDEX idx_${consumer_skipped_messages_table}_position (consumer_id, source_name, message_position),
     CONSTRAINT fk_${consumer_skipped_messages_table}_consumer FOREIGN KEY (consumer_id) REFERENCES ${consumers_table} (id)

@@ -124,3 +124,54 @@ func TestQueryColumns(t *testing.T) {
 		}
 	}
 }
+
+// keyColumnRe finds a VARCHAR column definition and the rest of its line.
+var keyColumnRe = regexp.MustCompile(`(?m)^\s+(\w+)\s+VARCHAR\((\d+)\)(.*)$`)
+
+// keyClauseRe finds the column list of a key: PRIMARY KEY (…), UNIQUE [KEY
+// name] (…), INDEX name (…).
+var keyClauseRe = regexp.MustCompile(`(?:PRIMARY KEY|UNIQUE(?: KEY)?(?: [\w${}]+)?|INDEX [\w${}]+)\s*\(([^)]+)\)`)
+
+// TestKeyColumnsCompareExactly: every VARCHAR column that is part of a
+// primary key, a unique key or an index carries keyText (binary, NO PAD),
+// so no key column can be added on the default collation (case-insensitive)
+// or on utf8mb4_bin (PAD SPACE). VARCHAR(36) columns hold UUIDs the core
+// writes in canonical lower case; they are exempt.
+func TestKeyColumnsCompareExactly(t *testing.T) {
+	n := 0
+	for name, stmts := range ddl() {
+		for _, st := range stmts {
+			cols := map[string]string{}
+			for _, m := range keyColumnRe.FindAllStringSubmatch(st, -1) {
+				if m[2] != "36" {
+					cols[m[1]] = m[3]
+				}
+			}
+			keyed := map[string]bool{}
+			for c, rest := range cols {
+				if strings.Contains(rest, "PRIMARY KEY") {
+					keyed[c] = true
+				}
+			}
+			for _, m := range keyClauseRe.FindAllStringSubmatch(st, -1) {
+				for _, c := range strings.Split(m[1], ",") {
+					keyed[strings.Fields(c)[0]] = true
+				}
+			}
+			for c := range keyed {
+				rest, ok := cols[c]
+				if !ok {
+					continue // not a VARCHAR (or a UUID)
+				}
+				n++
+				if !strings.Contains(rest, strings.TrimSpace(keyText)) {
+					t.Errorf("%s: key column %s is not binary NO PAD: %s", name, c, strings.TrimSpace(rest))
+				}
+			}
+		}
+	}
+	t.Logf("%d VARCHAR key columns checked", n)
+	if n < 25 {
+		t.Errorf("found %d VARCHAR key columns, expected at least 25: the parser misses some", n)
+	}
+}

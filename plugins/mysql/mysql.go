@@ -76,7 +76,7 @@ const DSNHint = "user:password@tcp(127.0.0.1:3306)/db?parseTime=true&loc=UTC&cha
 
 // Catalogue is the catalogue of flavor f.
 func Catalogue(f Flavor) dialect.Catalogue {
-	servers := "MySQL 8.0.1 or later (SKIP LOCKED)"
+	servers := "MySQL 8.0.17 or later (SKIP LOCKED; utf8mb4_0900_bin for keys)"
 	if f == FlavorMariaDB {
 		servers = "MariaDB 10.6 or later (SKIP LOCKED)"
 	}
@@ -176,7 +176,7 @@ func statements() map[dialect.StatementID]string {
 		dialect.PositionSeed:        `INSERT INTO ${position_table} (id, val) VALUES (1, 0) ON DUPLICATE KEY UPDATE id = id`,
 		dialect.PositionAllocate:    `UPDATE ${position_table} SET val = LAST_INSERT_ID(val + #{count}) WHERE id = 1`,
 		dialect.PositionAllocated:   `SELECT LAST_INSERT_ID()`,
-		dialect.StreamVersion:       `SELECT MAX(sequence_no) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}`,
+		dialect.StreamVersion:       `SELECT sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} ORDER BY sequence_no DESC LIMIT 1`,
 		dialect.EventStream:         `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND sequence_no > #{after_sequence} ORDER BY sequence_no`,
 		dialect.EventRange:          `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position LIMIT #{limit}`,
 		dialect.EventPartitionRange: `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position LIMIT #{limit}`,

@@ -57,8 +57,14 @@ func Catalogue() dialect.Catalogue {
 			Row:              `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('${event_store_global_position_table}') END)`,
 			Tail:             ` RETURNING global_position, sequence_no`,
 			ReturnsPositions: true,
-			NextSequence:     `(SELECT COALESCE(MAX(sequence_no), -1) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}) + #{sequence_offset}`,
-			CheckedSequence:  `CASE WHEN (SELECT COALESCE(MAX(sequence_no), -1) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}) = CAST(#{expected_version} AS BIGINT) THEN CAST(#{sequence_no} AS BIGINT) END`,
+			// Both read this type's stream only (the spec's index on
+			// (aggregate_id, aggregate_type, sequence_no) answers them): an id
+			// another type holds in a shared table reads as empty, the row
+			// then hits UNIQUE (aggregate_id, sequence_no) and the core
+			// reports AggregateIDTakenError. Unfiltered, an Any append
+			// continued the other type's sequence: two streams merged.
+			NextSequence:    `(SELECT COALESCE(MAX(sequence_no), -1) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type}) + #{sequence_offset}`,
+			CheckedSequence: `CASE WHEN (SELECT COALESCE(MAX(sequence_no), -1) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type}) = CAST(#{expected_version} AS BIGINT) THEN CAST(#{sequence_no} AS BIGINT) END`,
 		},
 		Locks: dialect.LockForms{ForUpdate: " FOR UPDATE", SkipLocked: true, Now: "now()"},
 		Errors: []dialect.ErrorRule{
@@ -90,7 +96,7 @@ func statements() map[dialect.StatementID]string {
 		dialect.PartitionRead:       `SELECT partitions FROM ${partition_metadata_table} WHERE id = 1`,
 		dialect.PositionCacheSize:   `SELECT cache_size FROM pg_sequences WHERE schemaname = current_schema() AND sequencename = lower('${position_table}')`,
 		dialect.PositionFixCache:    `ALTER SEQUENCE ${position_table} CACHE 1`,
-		dialect.StreamVersion:       `SELECT MAX(sequence_no) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}`,
+		dialect.StreamVersion:       `SELECT sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} ORDER BY sequence_no DESC LIMIT 1`,
 		dialect.EventStream:         `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND sequence_no > #{after_sequence} ORDER BY sequence_no`,
 		dialect.EventRange:          `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position LIMIT #{limit}`,
 		dialect.EventPartitionRange: `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position LIMIT #{limit}`,

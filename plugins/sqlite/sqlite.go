@@ -90,7 +90,7 @@ func statements() map[dialect.StatementID]string {
 		dialect.PartitionRead:       `SELECT partitions FROM ${partition_metadata_table} WHERE id = 1`,
 		dialect.PositionSeed:        `INSERT INTO ${position_table} (id, val) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`,
 		dialect.PositionAllocate:    `UPDATE ${position_table} SET val = val + #{count} WHERE id = 1 RETURNING val`,
-		dialect.StreamVersion:       `SELECT MAX(sequence_no) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}`,
+		dialect.StreamVersion:       `SELECT sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} ORDER BY sequence_no DESC LIMIT 1`,
 		dialect.EventStream:         `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND sequence_no > #{after_sequence} ORDER BY sequence_no`,
 		dialect.EventRange:          `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position LIMIT #{limit}`,
 		dialect.EventPartitionRange: `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position LIMIT #{limit}`,

@@ -7,7 +7,14 @@
 // IF OBJECT_ID(N'<table>', N'U') IS NULL (the saga tables by the spec's
 // IF NOT EXISTS (SELECT * FROM sys.tables WHERE name = '<table>')), each
 // index by IF NOT EXISTS (SELECT 1 FROM sys.indexes …), so every statement
-// can run again. Keys that compare exactly use Latin1_General_100_BIN2.
+// can run again. Keys that compare exactly use Latin1_General_100_BIN2 on
+// NVARCHAR; the spec's VARCHAR key columns (topics, consumer names, instance
+// ids, source names, saga ids and names, lock names) take
+// Latin1_General_100_BIN2_UTF8 (SQL Server 2019+): code-point order, case and
+// normalisation exact, no character lost to a code page, and the same byte
+// size as the spec's VARCHAR(255), so no index grows. Every SQL Server
+// collation compares with PAD SPACE, so the catalogue declares
+// KeysIgnoreTrailingSpaces and the core refuses keys ending in a space.
 //
 // The deliberate differences from the spec, listed in
 // docs/spec-deviations.md: the query-table indexes are guarded by
@@ -152,7 +159,7 @@ func messagingDDL() map[string][]string {
 			guardedIndex("event_capture_records_table", "idx_${event_capture_records_table}_key", false, "message_key", "global_position"),
 		},
 		dialect.ScriptHighWaterMarkStore: {ifNoTable("high_water_mark_store_table") + `CREATE TABLE ${high_water_mark_store_table} (
-    topic_name        VARCHAR(255) NOT NULL,
+    topic_name        VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     high_water_mark   BIGINT       NOT NULL,
     pending_end       BIGINT       NULL,
     pending_horizon   BIGINT       NULL,
@@ -166,7 +173,7 @@ func messagingDDL() map[string][]string {
         compacted_through BIGINT NOT NULL
     )`},
 		dialect.ScriptPartitionInstances: {ifNoTable("partition_instances_table") + `CREATE TABLE ${partition_instances_table} (
-    instance_id     VARCHAR(255) NOT NULL,
+    instance_id     VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     host_name       VARCHAR(255) NULL,
     started_at      DATETIME2    NOT NULL,
     last_heartbeat  DATETIME2    NOT NULL,
@@ -175,10 +182,10 @@ func messagingDDL() map[string][]string {
 )`},
 		dialect.ScriptPartitionOwnership: {
 			ifNoTable("partition_ownership_table") + `CREATE TABLE ${partition_ownership_table} (
-    consumer_type     VARCHAR(32)  NOT NULL,
-    consumer_name     VARCHAR(255) NOT NULL,
+    consumer_type     VARCHAR(32)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
+    consumer_name     VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     partition_no      SMALLINT     NOT NULL,
-    instance_id       VARCHAR(255) NULL,
+    instance_id       VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NULL,
     generation        BIGINT       NOT NULL DEFAULT 0,
     PRIMARY KEY (consumer_type, consumer_name, partition_no)
 )`,
@@ -186,9 +193,9 @@ func messagingDDL() map[string][]string {
 		},
 		dialect.ScriptPartitionMembers: {
 			ifNoTable("partition_members_table") + `CREATE TABLE ${partition_members_table} (
-    consumer_type  VARCHAR(32)  NOT NULL,
-    consumer_name  VARCHAR(255) NOT NULL,
-    instance_id    VARCHAR(255) NOT NULL,
+    consumer_type  VARCHAR(32)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
+    consumer_name  VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
+    instance_id    VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     PRIMARY KEY (consumer_type, consumer_name, instance_id)
 )`,
 			guardedIndex("partition_members_table", "idx_${partition_members_table}_instance_id", false, "instance_id"),
@@ -203,8 +210,8 @@ func consumerDDL() map[string][]string {
 		dialect.ScriptConsumerCheckpoints: {
 			ifNoTable("consumers_table") + `CREATE TABLE ${consumers_table} (
     id                       VARCHAR(36)  NOT NULL PRIMARY KEY,
-    consumer_type            VARCHAR(32)  NOT NULL,
-    consumer_name            VARCHAR(255) NOT NULL,
+    consumer_type            VARCHAR(32)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
+    consumer_name            VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     state                    VARCHAR(16)  NULL,
     halt_reason              VARCHAR(32)  NULL,
     epoch                    BIGINT       NULL,
@@ -214,7 +221,7 @@ func consumerDDL() map[string][]string {
 )`,
 			ifNoTable("consumer_checkpoints_table") + `CREATE TABLE ${consumer_checkpoints_table} (
     consumer_id          VARCHAR(36)  NOT NULL,
-    source_name          VARCHAR(255) NOT NULL,
+    source_name          VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     partition_no         SMALLINT     NOT NULL,
     position             BIGINT       NULL,
     incomplete_through   BIGINT       NULL,
@@ -227,7 +234,7 @@ func consumerDDL() map[string][]string {
 		dialect.ScriptConsumerUndelivered: {ifNoTable("consumer_undelivered_messages_table") + `CREATE TABLE ${consumer_undelivered_messages_table} (
     id               VARCHAR(36)    NOT NULL PRIMARY KEY,
     consumer_id      VARCHAR(36)    NOT NULL,
-    source_name      VARCHAR(255)   NOT NULL,
+    source_name      VARCHAR(255)   COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     resolved_key     NVARCHAR(255)  COLLATE Latin1_General_100_BIN2 NOT NULL,
     key_hash         BIGINT         NOT NULL,
     message_position BIGINT         NOT NULL,
@@ -247,7 +254,7 @@ func consumerDDL() map[string][]string {
 			ifNoTable("consumer_skipped_messages_table") + `CREATE TABLE ${consumer_skipped_messages_table} (
     id               VARCHAR(36)   NOT NULL PRIMARY KEY,
     consumer_id      VARCHAR(36)   NOT NULL,
-    source_name      VARCHAR(255)  NOT NULL,
+    source_name      VARCHAR(255)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     partition_no     SMALLINT      NOT NULL,
     message_position BIGINT        NOT NULL,
     resolved_key     NVARCHAR(255) COLLATE Latin1_General_100_BIN2 NOT NULL,

@@ -57,8 +57,8 @@ func cqrsSagaDDL() map[string][]string {
     )`},
 		dialect.ScriptSagaInstances: {ifNoSagaTable("saga_instances_table") + `CREATE TABLE ${saga_instances_table} (
     id          VARCHAR(36)   NOT NULL PRIMARY KEY,
-    saga_type   VARCHAR(255)  NOT NULL,
-    saga_id     VARCHAR(255)  NOT NULL,
+    saga_type   VARCHAR(255)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
+    saga_id     VARCHAR(255)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     state_json  NVARCHAR(MAX) NOT NULL,
     version     BIGINT        NOT NULL,
     completed_at DATETIME2,
@@ -67,9 +67,9 @@ func cqrsSagaDDL() map[string][]string {
 		dialect.ScriptSagaDeadlines: {
 			ifNoSagaTable("saga_deadlines_table") + `CREATE TABLE ${saga_deadlines_table} (
     id            VARCHAR(36)   NOT NULL PRIMARY KEY,
-    saga_type     VARCHAR(255)  NOT NULL,
-    saga_id       VARCHAR(255)  NOT NULL,
-    name          VARCHAR(255)  NOT NULL,
+    saga_type     VARCHAR(255)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
+    saga_id       VARCHAR(255)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
+    name          VARCHAR(255)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     due_at        DATETIME2     NOT NULL,
     payload_json  NVARCHAR(MAX),
     metadata_json NVARCHAR(MAX),
@@ -78,7 +78,7 @@ func cqrsSagaDDL() map[string][]string {
 			guardedIndex("saga_deadlines_table", "idx_${saga_deadlines_table}_due_at", false, "due_at"),
 		},
 		dialect.ScriptSagaDeadlineLocks: {ifNoSagaTable("saga_deadline_locks_table") + `CREATE TABLE ${saga_deadline_locks_table} (
-    lock_name  VARCHAR(255) NOT NULL,
+    lock_name  VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     owner      VARCHAR(255) NOT NULL,
     expires_at DATETIME2    NOT NULL,
     PRIMARY KEY (lock_name)

@@ -134,3 +134,54 @@ func TestQueryColumns(t *testing.T) {
 		}
 	}
 }
+
+// keyColumnRe finds a [N]VARCHAR column definition and the rest of its line.
+var keyColumnRe = regexp.MustCompile(`(?m)^\s+(\w+)\s+N?VARCHAR\((\d+)\)(.*)$`)
+
+// keyClauseRe finds the column list of a key: PRIMARY KEY [NONCLUSTERED]
+// (…), UNIQUE (…), and an index's ON ${table} (…).
+var keyClauseRe = regexp.MustCompile(`(?:PRIMARY KEY(?: NONCLUSTERED)?|UNIQUE|ON \$\{\w+\})\s*\(([^)]+)\)`)
+
+// TestKeyColumnsCompareExactly: every [N]VARCHAR column of a primary key,
+// unique key or index is under a BIN2 collation (exact case and code points;
+// trailing spaces are handled by KeysIgnoreTrailingSpaces). VARCHAR(36)
+// columns hold UUIDs the core writes in canonical lower case; they are exempt.
+func TestKeyColumnsCompareExactly(t *testing.T) {
+	n := 0
+	for name, stmts := range ddl() {
+		cols := map[string]string{}
+		keyed := map[string]bool{}
+		for _, st := range stmts {
+			for _, m := range keyColumnRe.FindAllStringSubmatch(st, -1) {
+				if m[2] != "36" {
+					cols[m[1]] = m[3]
+				}
+				if strings.Contains(m[3], "PRIMARY KEY") {
+					keyed[m[1]] = true
+				}
+			}
+			for _, m := range keyClauseRe.FindAllStringSubmatch(st, -1) {
+				for _, c := range strings.Split(m[1], ",") {
+					keyed[strings.Fields(c)[0]] = true
+				}
+			}
+		}
+		for c := range keyed {
+			rest, ok := cols[c]
+			if !ok {
+				continue
+			}
+			n++
+			if !strings.Contains(rest, "COLLATE Latin1_General_100_BIN2") {
+				t.Errorf("%s: key column %s is not under a BIN2 collation: %s", name, c, strings.TrimSpace(rest))
+			}
+		}
+	}
+	t.Logf("%d [N]VARCHAR key columns checked", n)
+	if n < 25 {
+		t.Errorf("found %d key columns, expected at least 25: the parser misses some", n)
+	}
+	if !Catalogue().KeysIgnoreTrailingSpaces {
+		t.Errorf("SQL Server pads under every collation: the catalogue must declare KeysIgnoreTrailingSpaces")
+	}
+}

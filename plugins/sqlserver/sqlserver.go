@@ -88,6 +88,12 @@ func Catalogue() dialect.Catalogue {
 		Errors:        errorRules(),
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
+		// SQL Server compares NVARCHAR with PAD SPACE under every collation,
+		// Latin1_General_100_BIN2 included ("acc-1 " = "acc-1", and a unique
+		// key refuses the second): no collation keeps them apart, so the core
+		// refuses keys ending in a space. Case and Unicode normalisation are
+		// exact under BIN2 (code-point order).
+		KeysIgnoreTrailingSpaces: true,
 	}
 }
 
@@ -136,7 +142,7 @@ func statements() map[dialect.StatementID]string {
 		dialect.PositionSeed: `INSERT INTO ${position_table} (id, val) SELECT 1, 0 ` +
 			`WHERE NOT EXISTS (SELECT 1 FROM ${position_table} WITH (UPDLOCK, HOLDLOCK) WHERE id = 1)`,
 		dialect.PositionAllocate:    `UPDATE ${position_table} WITH (UPDLOCK, HOLDLOCK) SET val = val + #{count} OUTPUT inserted.val WHERE id = 1`,
-		dialect.StreamVersion:       `SELECT MAX(sequence_no) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id}`,
+		dialect.StreamVersion:       `SELECT TOP (1) sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} ORDER BY sequence_no DESC`,
 		dialect.EventStream:         `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND sequence_no > #{after_sequence} ORDER BY sequence_no`,
 		dialect.EventRange:          `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position OFFSET 0 ROWS FETCH NEXT #{limit} ROWS ONLY`,
 		dialect.EventPartitionRange: `SELECT ` + eventColumns + ` FROM ${event_store_table} WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position OFFSET 0 ROWS FETCH NEXT #{limit} ROWS ONLY`,

@@ -5,8 +5,8 @@
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS CONSUMERS (
     id                       CHAR(36)     CHARACTER SET ascii NOT NULL PRIMARY KEY,
-    consumer_type            VARCHAR(32)  NOT NULL,
-    consumer_name            VARCHAR(255) NOT NULL,
+    consumer_type            VARCHAR(32)  CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
+    consumer_name            VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     state                    VARCHAR(16)  NULL,
     halt_reason              VARCHAR(32)  NULL,
     epoch                    BIGINT       NULL,
@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS CONSUMERS (
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS CONSUMER_CHECKPOINTS (
     consumer_id          CHAR(36)     CHARACTER SET ascii NOT NULL,
-    source_name          VARCHAR(255) NOT NULL,
+    source_name          VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     partition_no         SMALLINT     NOT NULL,
     position             BIGINT       NULL,
     incomplete_through   BIGINT       NULL,

@@ -6,10 +6,10 @@
 CREATE TABLE IF NOT EXISTS CONSUMER_SKIPPED_MESSAGES (
     id               CHAR(36)     CHARACTER SET ascii NOT NULL PRIMARY KEY,
     consumer_id      CHAR(36)     CHARACTER SET ascii NOT NULL,
-    source_name      VARCHAR(255) NOT NULL,
+    source_name      VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     partition_no     SMALLINT     NOT NULL,
     message_position BIGINT       NOT NULL,
-    resolved_key     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    resolved_key     VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     every_key        BOOLEAN      NOT NULL,
     INDEX idx_consumer_skipped_messages_position (consumer_id, source_name, message_position),
     CONSTRAINT fk_consumer_skipped_messages_consumer FOREIGN KEY (consumer_id) REFERENCES CONSUMERS (id)

@@ -6,8 +6,8 @@
 CREATE TABLE IF NOT EXISTS CONSUMER_UNDELIVERED_MESSAGES (
     id               CHAR(36)      CHARACTER SET ascii NOT NULL PRIMARY KEY,
     consumer_id      CHAR(36)      CHARACTER SET ascii NOT NULL,
-    source_name      VARCHAR(255)  NOT NULL,
-    resolved_key     VARCHAR(255)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    source_name      VARCHAR(255)  CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
+    resolved_key     VARCHAR(255)  CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     key_hash         BIGINT        NOT NULL,
     message_position BIGINT        NOT NULL,
     partition_no     SMALLINT      NOT NULL,

@@ -5,9 +5,9 @@
 -- MySQL
 CREATE TABLE IF NOT EXISTS SAGA_DEADLINES (
     id            CHAR(36)     NOT NULL PRIMARY KEY,
-    saga_type     VARCHAR(255) NOT NULL,
-    saga_id       VARCHAR(255) NOT NULL,
-    name          VARCHAR(255) NOT NULL,
+    saga_type     VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
+    saga_id       VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
+    name          VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     due_at        DATETIME(6)  NOT NULL,
     payload_json  LONGTEXT,
     metadata_json LONGTEXT,

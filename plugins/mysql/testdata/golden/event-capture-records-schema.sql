@@ -12,7 +12,7 @@ CREATE TABLE IF NOT EXISTS EVENT_CAPTURE_RECORDS (
     payload         LONGTEXT     NOT NULL,
     metadata        LONGTEXT,
     occurred_at     DATETIME(6)  NOT NULL,
-    message_key     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
+    message_key     VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NULL,
     UNIQUE KEY uq_event_capture_records_global_position (global_position),
     INDEX idx_event_capture_records_partition (partition_key, global_position),
     INDEX idx_event_capture_records_key (message_key, global_position)

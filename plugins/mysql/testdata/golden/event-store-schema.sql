@@ -6,8 +6,8 @@
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS account_event (
     id              CHAR(36)     NOT NULL PRIMARY KEY,
-    aggregate_id    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-    aggregate_type  VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    aggregate_id    VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
+    aggregate_type  VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     sequence_no     BIGINT       NOT NULL,
     event_type      VARCHAR(255) NOT NULL,
     event_revision  INT          NOT NULL DEFAULT 0,

@@ -4,7 +4,7 @@
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS HIGH_WATER_MARK_STORE (
-    topic_name          VARCHAR(255) NOT NULL,
+    topic_name          VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     high_water_mark   BIGINT       NOT NULL,
     pending_end       BIGINT       NULL,
     pending_horizon   BIGINT       NULL,

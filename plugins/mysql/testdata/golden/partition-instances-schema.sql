@@ -4,7 +4,7 @@
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS PARTITION_INSTANCES (
-    instance_id     VARCHAR(255) NOT NULL,
+    instance_id     VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     host_name       VARCHAR(255) NULL,
     started_at      DATETIME(6)  NOT NULL,
     last_heartbeat  DATETIME(6)  NOT NULL,

@@ -4,9 +4,9 @@
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS PARTITION_MEMBERS (
-    consumer_type  VARCHAR(32)  NOT NULL,
-    consumer_name  VARCHAR(255) NOT NULL,
-    instance_id    VARCHAR(255) NOT NULL,
+    consumer_type  VARCHAR(32)  CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
+    consumer_name  VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
+    instance_id    VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     PRIMARY KEY (consumer_type, consumer_name, instance_id),
     INDEX idx_partition_members_instance_id (instance_id)
 ) DEFAULT CHARSET = utf8mb4;

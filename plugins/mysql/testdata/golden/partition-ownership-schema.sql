@@ -4,10 +4,10 @@
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS PARTITION_OWNERSHIP (
-    consumer_type     VARCHAR(32)  NOT NULL,
-    consumer_name     VARCHAR(255) NOT NULL,
+    consumer_type     VARCHAR(32)  CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
+    consumer_name     VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     partition_no      SMALLINT     NOT NULL,
-    instance_id       VARCHAR(255) NULL,
+    instance_id       VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NULL,
     generation        BIGINT       NOT NULL DEFAULT 0,
     PRIMARY KEY (consumer_type, consumer_name, partition_no),
     INDEX idx_partition_ownership_instance_id (instance_id)

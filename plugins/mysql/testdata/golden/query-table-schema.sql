@@ -3,7 +3,7 @@
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS account_summary (
-    read_model_id   VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    read_model_id   VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     message_id      CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
     iban            VARCHAR(255),
     balance         DECIMAL(38,10),

@@ -3,8 +3,8 @@
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS READ_MODEL_EPOCHS (
-    projection     VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-    read_model_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    projection     VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
+    read_model_key VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL,
     epoch          BIGINT       NOT NULL,
     PRIMARY KEY (projection, read_model_key)
 ) DEFAULT CHARSET = utf8mb4;

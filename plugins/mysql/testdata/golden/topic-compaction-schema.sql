@@ -3,6 +3,6 @@
 
 -- MySQL / MariaDB
 CREATE TABLE IF NOT EXISTS TOPIC_COMPACTION (
-    topic_name        VARCHAR(255) NOT NULL PRIMARY KEY,
+    topic_name        VARCHAR(255) CHARACTER SET utf8mb4 /*M!100202 COLLATE utf8mb4_nopad_bin */ /*!80017 COLLATE utf8mb4_0900_bin */ NOT NULL PRIMARY KEY,
     compacted_through BIGINT       NOT NULL
 ) DEFAULT CHARSET = utf8mb4

@@ -5,8 +5,8 @@
 IF OBJECT_ID(N'CONSUMERS', N'U') IS NULL
 CREATE TABLE CONSUMERS (
     id                       VARCHAR(36)  NOT NULL PRIMARY KEY,
-    consumer_type            VARCHAR(32)  NOT NULL,
-    consumer_name            VARCHAR(255) NOT NULL,
+    consumer_type            VARCHAR(32)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
+    consumer_name            VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     state                    VARCHAR(16)  NULL,
     halt_reason              VARCHAR(32)  NULL,
     epoch                    BIGINT       NULL,
@@ -19,7 +19,7 @@ CREATE TABLE CONSUMERS (
 IF OBJECT_ID(N'CONSUMER_CHECKPOINTS', N'U') IS NULL
 CREATE TABLE CONSUMER_CHECKPOINTS (
     consumer_id          VARCHAR(36)  NOT NULL,
-    source_name          VARCHAR(255) NOT NULL,
+    source_name          VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     partition_no         SMALLINT     NOT NULL,
     position             BIGINT       NULL,
     incomplete_through   BIGINT       NULL,

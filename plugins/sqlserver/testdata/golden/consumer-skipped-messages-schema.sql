@@ -6,7 +6,7 @@ IF OBJECT_ID(N'CONSUMER_SKIPPED_MESSAGES', N'U') IS NULL
 CREATE TABLE CONSUMER_SKIPPED_MESSAGES (
     id               VARCHAR(36)   NOT NULL PRIMARY KEY,
     consumer_id      VARCHAR(36)   NOT NULL,
-    source_name      VARCHAR(255)  NOT NULL,
+    source_name      VARCHAR(255)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     partition_no     SMALLINT      NOT NULL,
     message_position BIGINT        NOT NULL,
     resolved_key     NVARCHAR(255) COLLATE Latin1_General_100_BIN2 NOT NULL,

@@ -5,9 +5,9 @@
 IF NOT EXISTS (SELECT * FROM sys.tables WHERE name = 'SAGA_DEADLINES')
 CREATE TABLE SAGA_DEADLINES (
     id            VARCHAR(36)   NOT NULL PRIMARY KEY,
-    saga_type     VARCHAR(255)  NOT NULL,
-    saga_id       VARCHAR(255)  NOT NULL,
-    name          VARCHAR(255)  NOT NULL,
+    saga_type     VARCHAR(255)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
+    saga_id       VARCHAR(255)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
+    name          VARCHAR(255)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     due_at        DATETIME2     NOT NULL,
     payload_json  NVARCHAR(MAX),
     metadata_json NVARCHAR(MAX),

@@ -4,7 +4,7 @@
 -- SQL Server
 IF OBJECT_ID(N'HIGH_WATER_MARK_STORE', N'U') IS NULL
 CREATE TABLE HIGH_WATER_MARK_STORE (
-    topic_name          VARCHAR(255) NOT NULL,
+    topic_name          VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     high_water_mark   BIGINT       NOT NULL,
     pending_end       BIGINT       NULL,
     pending_horizon   BIGINT       NULL,

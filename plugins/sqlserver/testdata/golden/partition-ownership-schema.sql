@@ -4,10 +4,10 @@
 -- SQL Server
 IF OBJECT_ID(N'PARTITION_OWNERSHIP', N'U') IS NULL
 CREATE TABLE PARTITION_OWNERSHIP (
-    consumer_type     VARCHAR(32)  NOT NULL,
-    consumer_name     VARCHAR(255) NOT NULL,
+    consumer_type     VARCHAR(32)  COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
+    consumer_name     VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NOT NULL,
     partition_no      SMALLINT     NOT NULL,
-    instance_id       VARCHAR(255) NULL,
+    instance_id       VARCHAR(255) COLLATE Latin1_General_100_BIN2_UTF8 NULL,
     generation        BIGINT       NOT NULL DEFAULT 0,
     PRIMARY KEY (consumer_type, consumer_name, partition_no)
 );

@@ -1,0 +1,90 @@
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// This file reads stream versions and turns the database's refusals into
+// the typed errors callers branch on (ConcurrencyError,
+// AggregateIDTakenError, DuplicateEventError).
+
+// versionMatches tells whether a stream at version actual (-1: empty)
+// satisfies expected.
+func versionMatches(expected ExpectedVersion, actual int64) bool {
+	switch expected {
+	case Any:
+		return true
+	case NoStream:
+		return actual == -1
+	case StreamExists:
+		return actual >= 0
+	}
+	v, _ := expected.Exact()
+	return v == actual
+}
+
+// streamVersion reads the version of stream id in table and the aggregate
+// type holding it there (that of its last row; "" when there is none). The
+// version is -1 when there is no row. A caller compares the owner with its
+// own type first: the version of another type's stream is not its own.
+func (s *Store) streamVersion(ctx context.Context, q queryer, table, id string) (int64, string, error) {
+	var v int64
+	var owner string
+	err := s.e.QueryRow(ctx, q, dialect.StreamVersion, map[string]string{"event_store_table": table}, map[string]any{"aggregate_id": id}).Scan(&v, &owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return -1, "", nil
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("reading stream version: %w", err)
+	}
+	return v, owner, nil
+}
+
+// translate turns a unique violation into the typed error the caller
+// branches on. The actual version is read outside the (possibly aborted)
+// transaction, from committed state: the conflicting append has committed by
+// the time the database reports the violation.
+func (s *Store) translate(ctx context.Context, err error, streams []Stream, table string) error {
+	switch s.e.Errors.Classify(err) {
+	case dialect.ErrDuplicateEventID:
+		return &DuplicateEventError{Table: table, Cause: err}
+	case dialect.ErrUniqueViolation, dialect.ErrNotNullViolation:
+		for _, st := range streams {
+			t := s.eventTable(st.AggregateType)
+			if table != "" && t != table {
+				continue
+			}
+			actual, owner, verr := s.streamVersion(ctx, s.e.DB, t, st.AggregateID)
+			if verr != nil {
+				continue
+			}
+			if owner != "" && owner != st.AggregateType {
+				return &AggregateIDTakenError{Table: t, AggregateID: st.AggregateID, AggregateType: st.AggregateType, OwnerType: owner}
+			}
+			if want, ok := expectedAfterConflict(st); ok && want != actual || !ok {
+				return &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
+			}
+		}
+		if len(streams) == 1 {
+			actual, _, _ := s.streamVersion(ctx, s.e.DB, s.eventTable(streams[0].AggregateType), streams[0].AggregateID)
+			return &ConcurrencyError{AggregateType: streams[0].AggregateType, AggregateID: streams[0].AggregateID, Expected: streams[0].Expected, Actual: actual}
+		}
+	}
+	return err
+}
+
+// expectedAfterConflict is the version the stream would have had if the
+// append had not raced: a stream whose version differs from it is the one
+// that conflicted.
+func expectedAfterConflict(st Stream) (int64, bool) {
+	switch st.Expected {
+	case NoStream:
+		return -1, true
+	}
+	return st.Expected.Exact()
+}

@@ -1,0 +1,116 @@
+package eventstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// checkStreams checks every key and event of an append, so bad input is
+// refused before any SQL and nothing of the append is stored.
+func (s *Store) checkStreams(streams []Stream) error {
+	for _, st := range streams {
+		if err := s.checkKey("aggregate id", st.AggregateID); err != nil {
+			return err
+		}
+		if err := s.checkKey("aggregate type", st.AggregateType); err != nil {
+			return err
+		}
+		for i, ev := range st.Events {
+			if err := checkEvent(i, ev); err != nil {
+				return err
+			}
+			if ev.ID != "" {
+				if _, err := uuid.Parse(ev.ID); err != nil {
+					return &InvalidEventError{Field: fmt.Sprintf("event %d id", i), Reason: "is not a UUID"}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkKey is checkKey plus what the engine cannot keep apart: where it
+// compares keys ignoring trailing spaces, a key ending in one is refused
+// (it would be the same stream as the key without it).
+func (s *Store) checkKey(field, v string) error {
+	if err := checkKey(field, v, false); err != nil {
+		return err
+	}
+	if s.e.Cat.KeysIgnoreTrailingSpaces && strings.HasSuffix(v, " ") {
+		return &InvalidEventError{Field: field, Reason: fmt.Sprintf("%q ends with a space, which %s ignores when it compares keys", v, s.e.Cat.Identity.Name)}
+	}
+	return nil
+}
+
+func checkKey(field, v string, allowEmpty bool) error {
+	if !allowEmpty && v == "" {
+		return &InvalidEventError{Field: field, Reason: "is empty"}
+	}
+	if err := checkUTF8String(field, v); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(v); n > MaxKeyLength {
+		return &InvalidEventError{Field: field, Reason: fmt.Sprintf("is %d characters long, the limit is %d", n, MaxKeyLength)}
+	}
+	for _, r := range v {
+		if r == 0 {
+			return &InvalidEventError{Field: field, Reason: "contains a NUL character"}
+		}
+	}
+	return nil
+}
+
+func checkEvent(i int, ev Event) error {
+	field := fmt.Sprintf("event %d", i)
+	if err := checkKey(field+" type", ev.Type, false); err != nil {
+		return err
+	}
+	if err := checkUTF8(field+" payload", ev.Payload); err != nil {
+		return err
+	}
+	if err := checkUTF8(field+" metadata", ev.Metadata); err != nil {
+		return err
+	}
+	if !json.Valid(ev.Payload) {
+		return &InvalidEventError{Field: field + " payload", Reason: "is not a JSON document"}
+	}
+	if ev.Metadata != nil && !json.Valid(ev.Metadata) {
+		return &InvalidEventError{Field: field + " metadata", Reason: "is not a JSON document"}
+	}
+	return nil
+}
+
+// checkUTF8 returns an *InvalidUTF8Error naming field and the offset of the
+// first invalid byte of b, or nil. utf8.Valid is the whole cost on valid
+// input; the offset is searched for only on failure.
+func checkUTF8(field string, b []byte) error {
+	if utf8.Valid(b) {
+		return nil
+	}
+	return &InvalidUTF8Error{Field: field, Offset: invalidOffset(b)}
+}
+
+// checkUTF8String is checkUTF8 for a string, without copying a valid one.
+func checkUTF8String(field, s string) error {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	return &InvalidUTF8Error{Field: field, Offset: invalidOffset([]byte(s))}
+}
+
+// invalidOffset is the offset of the first byte of b that does not start a
+// valid UTF-8 sequence.
+func invalidOffset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
