@@ -30,6 +30,7 @@ func errorsTests() []Test {
 		{"errors/deadlock", testErrDeadlock},
 		{"errors/lock_timeout", testErrLockTimeout},
 		{"errors/read_only_transaction", testErrReadOnly},
+		{"errors/store_paths_classified", testErrStoreClassified},
 	}
 }
 

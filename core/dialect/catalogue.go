@@ -244,6 +244,14 @@ const (
 	// hot standby), MySQL/MariaDB 1792 (READ ONLY transaction) and 1290
 	// with --read-only, H2 90097, SQLite SQLITE_READONLY.
 	ErrReadOnly ErrorClass = "read_only"
+	// ErrStatementInvalidated is a prepared statement the engine no longer
+	// runs because an object it uses was dropped or altered after it was
+	// prepared (HSQLDB 07502 "statement is invalid"; the statement did not
+	// run). The engine then drops it from its prepared-statement cache and
+	// runs the statement once more, freshly prepared: after a table is
+	// recreated (a query-table rebuild) it works again, and while the table
+	// is missing the caller gets the engine's undefined-table error.
+	ErrStatementInvalidated ErrorClass = "statement_invalidated"
 )
 
 // ErrorRule maps what a driver error carries to an ErrorClass. Every

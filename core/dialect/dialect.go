@@ -19,7 +19,10 @@ import "context"
 // It is negotiated through go-plugin's versioned plugin sets, so a host and a
 // plugin built against different contract versions refuse each other at load
 // with a clear error instead of misreading the catalogue.
-const ContractVersion = 1
+//
+// 2: event.stream_version returns (sequence_no, aggregate_type) of the id's
+// last row, no row for an empty stream (was MAX(sequence_no)).
+const ContractVersion = 2
 
 // Dialect is what a plugin author implements. Every method has the shape
 // (ctx, Request) (Response, error) so the contract can grow by adding fields

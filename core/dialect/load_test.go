@@ -25,7 +25,7 @@ import (
 // Binaries built once per test binary by TestMain.
 var bins struct {
 	plugin      string // fixture plugin
-	pluginV2    string // fixture plugin announcing contract version 2
+	pluginV2    string // fixture plugin announcing contract version 99 (not this host's)
 	pluginNoPDS string // fixture plugin without PR_SET_PDEATHSIG (ppid poll only)
 	pluginOther string // fixture plugin reporting fixture.Build "other"
 	host        string // testhost
@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 		bins.host = filepath.Join(dir, "testhost")
 		builds := []struct{ out, ldflags, main string }{
 			{bins.plugin, "", "./internal/testplugin"},
-			{bins.pluginV2, "-X " + pkg + ".contractVersionOverride=2", "./internal/testplugin"},
+			{bins.pluginV2, "-X " + pkg + ".contractVersionOverride=99", "./internal/testplugin"},
 			{bins.pluginNoPDS, "-X " + pkg + ".disableParentDeathSignal=1", "./internal/testplugin"},
 			{bins.pluginOther, "-X " + pkg + "/internal/fixture.Build=other", "./internal/testplugin"},
 			{bins.host, "", "./internal/testhost"},
@@ -309,7 +309,7 @@ func TestContractVersionMismatch(t *testing.T) {
 		t.Fatalf("err = %v (%T), want *ContractVersionError", err, err)
 	}
 	t.Logf("err = %v", err)
-	if cv.Host != dialect.ContractVersion || cv.Plugin != 2 || cv.Path != bins.pluginV2 {
+	if cv.Host != dialect.ContractVersion || cv.Plugin != 99 || cv.Path != bins.pluginV2 {
 		t.Errorf("error = %+v", cv)
 	}
 	if !strings.Contains(err.Error(), "contract version mismatch") {

@@ -101,6 +101,24 @@ func (e *Engine) Prepared(ctx context.Context, key, query string) (*sql.Stmt, er
 	return st, nil
 }
 
+// Forget reports whether err says the statement prepared under key was
+// invalidated by a schema change (dialect.ErrStatementInvalidated: it did
+// not run) and, if so, drops it from the cache, so the next Prepared
+// prepares it afresh. Callers then run the statement once more.
+func (e *Engine) Forget(key string, err error) bool {
+	if err == nil || !e.Errors.Is(err, dialect.ErrStatementInvalidated) {
+		return false
+	}
+	e.mu.Lock()
+	st, ok := e.prepared[key]
+	delete(e.prepared, key)
+	e.mu.Unlock()
+	if ok {
+		st.Close()
+	}
+	return true
+}
+
 // Close releases prepared statements (not the *sql.DB, which is the caller's).
 func (e *Engine) Close() error {
 	e.mu.Lock()
@@ -186,10 +204,15 @@ func (e *Engine) ExecText(ctx context.Context, q Querier, tmpl string, tables ma
 func (e *Engine) exec(ctx context.Context, q Querier, s string, a []any) (sql.Result, error) {
 	var r sql.Result
 	var err error
-	if st := e.stmtOn(ctx, q, s); st != nil {
-		r, err = st.ExecContext(ctx, a...)
-	} else {
-		r, err = q.ExecContext(ctx, s, a...)
+	for attempt := 0; attempt < 2; attempt++ {
+		st := e.stmtOn(ctx, q, s)
+		if st == nil {
+			r, err = q.ExecContext(ctx, s, a...)
+			break
+		}
+		if r, err = st.ExecContext(ctx, a...); !e.Forget(s, err) {
+			break
+		}
 	}
 	return r, e.Errors.Wrap(err)
 }
@@ -203,10 +226,15 @@ func (e *Engine) Query(ctx context.Context, q Querier, id dialect.StatementID, t
 		return nil, err
 	}
 	var rows *sql.Rows
-	if st := e.stmtOn(ctx, q, s); st != nil {
-		rows, err = st.QueryContext(ctx, a...)
-	} else {
-		rows, err = q.QueryContext(ctx, s, a...)
+	for attempt := 0; attempt < 2; attempt++ {
+		st := e.stmtOn(ctx, q, s)
+		if st == nil {
+			rows, err = q.QueryContext(ctx, s, a...)
+			break
+		}
+		if rows, err = st.QueryContext(ctx, a...); !e.Forget(s, err) {
+			break
+		}
 	}
 	return rows, e.Errors.Wrap(err)
 }
@@ -218,14 +246,23 @@ type errRow struct{ err error }
 func (r errRow) Scan(...any) error { return r.err }
 
 // classifiedRow classifies the error of its row's Scan (where database/sql
-// reports a query's error).
+// reports a query's error). A prepared statement invalidated by a schema
+// change is run once more, freshly prepared (see Engine.Forget).
 type classifiedRow struct {
-	row *sql.Row
-	e   *Engine
+	row   *sql.Row
+	e     *Engine
+	query string
+	retry func() *sql.Row
 }
 
 // Scan scans the row; its error is classified (see Exec).
-func (r classifiedRow) Scan(dest ...any) error { return r.e.Errors.Wrap(r.row.Scan(dest...)) }
+func (r classifiedRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if r.retry != nil && r.e.Forget(r.query, err) {
+		err = r.retry().Scan(dest...)
+	}
+	return r.e.Errors.Wrap(err)
+}
 
 // Row is what QueryRow returns: a row whose Scan returns the classified
 // query error, or a bind error.
@@ -239,9 +276,15 @@ func (e *Engine) QueryRow(ctx context.Context, q Querier, id dialect.StatementID
 		return errRow{err}
 	}
 	if st := e.stmtOn(ctx, q, s); st != nil {
-		return classifiedRow{st.QueryRowContext(ctx, a...), e}
+		retry := func() *sql.Row {
+			if st := e.stmtOn(ctx, q, s); st != nil {
+				return st.QueryRowContext(ctx, a...)
+			}
+			return q.QueryRowContext(ctx, s, a...)
+		}
+		return classifiedRow{st.QueryRowContext(ctx, a...), e, s, retry}
 	}
-	return classifiedRow{q.QueryRowContext(ctx, s, a...), e}
+	return classifiedRow{q.QueryRowContext(ctx, s, a...), e, s, nil}
 }
 
 // Has reports whether the catalogue carries a non-empty statement id.

@@ -60,7 +60,7 @@ func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error)
 			if errors.As(err, &ce) && ce.Expected == Any && attempt < anyRetries {
 				continue // an Any append only lost the race for the next sequence number
 			}
-			return Appended{}, err
+			return Appended{}, s.dbErr(err)
 		}
 		s.nudge()
 		return res, nil
@@ -110,7 +110,8 @@ func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Ap
 	if err := s.checkStreams(streams); err != nil {
 		return Appended{}, err
 	}
-	return s.append(ctx, tx, streams, true, nil)
+	res, err := s.append(ctx, tx, streams, true, nil)
+	return res, s.dbErr(err)
 }
 
 func streamKey(t, id string) string { return t + "/" + id }
@@ -416,16 +417,25 @@ func (s *Store) runInsert(ctx context.Context, tx execer, rows []row, res Append
 	for i, slot := range c.slots {
 		args[i] = rows[c.rows[i]].vals[slot]
 	}
+	if !ins.ReturnsPositions {
+		for attempt := 0; ; attempt++ {
+			st, err := s.e.Prepared(ctx, c.key, c.SQL)
+			if err != nil {
+				return err
+			}
+			_, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+			// A statement invalidated by a schema change did not run:
+			// once more, freshly prepared (engine.Forget).
+			if attempt > 0 || !s.e.Forget(c.key, err) {
+				return err
+			}
+		}
+	}
 	st, err := s.e.Prepared(ctx, c.key, c.SQL)
 	if err != nil {
 		return err
 	}
-	st = tx.StmtContext(ctx, st)
-	if !ins.ReturnsPositions {
-		_, err = st.ExecContext(ctx, args...)
-		return err
-	}
-	rs, err := st.QueryContext(ctx, args...)
+	rs, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	if err != nil {
 		return err
 	}

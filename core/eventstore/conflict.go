@@ -52,7 +52,7 @@ func (s *Store) streamVersion(ctx context.Context, q queryer, table, id string) 
 func (s *Store) translate(ctx context.Context, err error, streams []Stream, table string) error {
 	switch s.e.Errors.Classify(err) {
 	case dialect.ErrDuplicateEventID:
-		return &DuplicateEventError{Table: table, Cause: err}
+		return &DuplicateEventError{Table: table, Cause: s.e.Errors.Wrap(err)}
 	case dialect.ErrUniqueViolation, dialect.ErrNotNullViolation:
 		for _, st := range streams {
 			t := s.eventTable(st.AggregateType)

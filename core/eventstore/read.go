@@ -21,7 +21,8 @@ func (s *Store) Load(ctx context.Context, aggregateType, aggregateID string, aft
 	if err != nil {
 		return nil, fmt.Errorf("loading %s %q: %w", aggregateType, aggregateID, err)
 	}
-	return scanEvents(rows)
+	evs, err := scanEvents(rows)
+	return evs, s.dbErr(err)
 }
 
 // Mark returns the event store's high-water mark: every position at or below
@@ -72,6 +73,11 @@ func (s *Store) read(ctx context.Context, partition int, after int64, limit int)
 }
 
 func (s *Store) readRange(ctx context.Context, partition int, after, upto int64, limit int) ([]Recorded, error) {
+	evs, err := s.readRangeRaw(ctx, partition, after, upto, limit)
+	return evs, s.dbErr(err)
+}
+
+func (s *Store) readRangeRaw(ctx context.Context, partition int, after, upto int64, limit int) ([]Recorded, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
@@ -101,6 +107,12 @@ func (s *Store) readRange(ctx context.Context, partition int, after, upto int64,
 			return nil, err
 		}
 		rows, err := st.QueryContext(ctx, a...)
+		if s.e.Forget(c.SQL, err) { // invalidated by a schema change: once more, freshly prepared
+			if st, err = s.e.Prepared(ctx, c.SQL, c.SQL); err != nil {
+				return nil, err
+			}
+			rows, err = st.QueryContext(ctx, a...)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", t, err)
 		}

@@ -1,6 +1,7 @@
 package eventstore
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
@@ -48,4 +49,17 @@ func (s *Store) snapshotTable(aggregateType string) string {
 		return t.Snapshots
 	}
 	return s.e.Names.Shared["aggregate_snapshots_table"]
+}
+
+// dbErr classifies an error that came from the database, so callers can
+// branch with errors.Is(err, sqlerr.ErrDeadlock) (and the other classes) or
+// sqlerr.IsTransient while errors.As still reaches the driver's error. The
+// store's own typed errors are returned as they are: they carry no driver
+// error, and a dialect's message rule must never re-class them.
+func (s *Store) dbErr(err error) error {
+	if err == nil || errors.Is(err, ErrConcurrency) || errors.Is(err, ErrDuplicateEvent) ||
+		errors.Is(err, ErrInvalidEvent) || errors.Is(err, ErrAggregateIDTaken) {
+		return err
+	}
+	return s.e.Errors.Wrap(err)
 }

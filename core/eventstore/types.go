@@ -170,8 +170,10 @@ func (e *DuplicateEventError) Error() string {
 	return fmt.Sprintf("an event id of this append is already stored in %s: %v", e.Table, e.Cause)
 }
 
-// Unwrap makes errors.Is(err, ErrDuplicateEvent) hold.
-func (e *DuplicateEventError) Unwrap() error { return ErrDuplicateEvent }
+// Unwrap makes errors.Is(err, ErrDuplicateEvent) hold, and keeps the
+// classified database error (sqlerr.ErrDuplicateEvent, the driver's own
+// error) reachable.
+func (e *DuplicateEventError) Unwrap() []error { return []error{ErrDuplicateEvent, e.Cause} }
 
 // InvalidEventError reports input refused before it reached the database.
 type InvalidEventError struct {

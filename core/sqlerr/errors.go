@@ -33,6 +33,10 @@ var (
 	ErrConnectionLost       = &ClassError{dialect.ErrConnectionLost, "connection lost"}
 	ErrQueryCanceled        = &ClassError{dialect.ErrQueryCanceled, "query canceled"}
 	ErrUndefinedTable       = &ClassError{dialect.ErrUndefinedTable, "undefined table"}
+	// ErrStatementInvalidated: see dialect.ErrStatementInvalidated. The
+	// engine retries such a statement once, freshly prepared, so callers
+	// rarely see it.
+	ErrStatementInvalidated = &ClassError{dialect.ErrStatementInvalidated, "prepared statement invalidated by a schema change"}
 )
 
 // ErrTransient is satisfied (errors.Is) by every error of a transient class;
@@ -44,7 +48,7 @@ var sentinels = map[dialect.ErrorClass]*ClassError{}
 func init() {
 	for _, s := range []*ClassError{ErrUniqueViolation, ErrForeignKeyViolation, ErrNotNullViolation,
 		ErrDuplicateEvent, ErrDeadlock, ErrLockTimeout, ErrSerializationFailure, ErrReadOnly,
-		ErrConnectionLost, ErrQueryCanceled, ErrUndefinedTable} {
+		ErrConnectionLost, ErrQueryCanceled, ErrUndefinedTable, ErrStatementInvalidated} {
 		sentinels[s.Class] = s
 	}
 }

@@ -108,6 +108,8 @@ func errorRules() []dialect.ErrorRule {
 		{Class: dialect.ErrQueryCanceled, VendorCode: -4873},        // statement timeout
 		{Class: dialect.ErrUndefinedTable, SQLState: "42501", VendorCode: -5501, MessagePattern: `object not found`},
 		{Class: dialect.ErrConnectionLost, SQLState: "08*"},
+		// -1252: a prepared statement whose table was dropped or altered.
+		{Class: dialect.ErrStatementInvalidated, SQLState: "07502"},
 	}
 }
 
