@@ -80,6 +80,7 @@ func Tests() []Test {
 	var all []Test
 	all = append(all, catalogueTests()...)
 	all = append(all, schemaTests()...)
+	all = append(all, namingTests()...)
 	all = append(all, eventStoreTests()...)
 	all = append(all, hwmTests()...)
 	all = append(all, queryTableTests()...)
