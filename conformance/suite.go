@@ -81,6 +81,7 @@ func Tests() []Test {
 	all = append(all, catalogueTests()...)
 	all = append(all, schemaTests()...)
 	all = append(all, namingTests()...)
+	all = append(all, concurrencyTests()...)
 	all = append(all, eventStoreTests()...)
 	all = append(all, hwmTests()...)
 	all = append(all, queryTableTests()...)

@@ -109,10 +109,12 @@ func createsAnything(modes map[dialect.Area]schema.Mode) bool {
 // isCreationRace says whether a failed DDL step lost a race with another
 // process creating the same object: it is then run again (and finds the
 // object). A unique violation of DDL is PostgreSQL's catalogue race
-// (pg_type, pg_class) on engines without a lock.
+// (pg_type, pg_class) on engines without a lock, or a script's own seed
+// row inserted by the other process (H2's counter rows: a primary-key
+// violation, classified as a duplicate id).
 func (e *Engine) isCreationRace(err error) bool {
 	switch e.Errors.Classify(err) {
-	case dialect.ErrDuplicateObject, dialect.ErrUniqueViolation, dialect.ErrSerializationFailure, dialect.ErrDeadlock:
+	case dialect.ErrDuplicateObject, dialect.ErrUniqueViolation, dialect.ErrDuplicateEventID, dialect.ErrSerializationFailure, dialect.ErrDeadlock:
 		return true
 	}
 	return false

@@ -81,9 +81,13 @@ ORDER BY INDEX_NAME, ORDINAL_POSITION`
 	// refuses ROWNUM, LIMIT, …). Borrowed like the DDL; the conformance tests
 	// schema/naming_rules_declared and schema/naming_reserved_words_declared
 	// check both on the engine. H2 has no named lock (SchemaLock stays
-	// empty); a constraint that exists already is its code 90045.
+	// empty): a concurrent creation's "already exists" is treated as done,
+	// which needs H2's codes for it beyond the standard's 42S01 and 42S11.
 	c.Naming = h2.Catalogue().Naming
-	c.Errors = append(c.Errors, dialect.ErrorRule{Class: dialect.ErrDuplicateObject, VendorCode: 90045})
+	c.Errors = append(c.Errors,
+		dialect.ErrorRule{Class: dialect.ErrDuplicateObject, VendorCode: 90045}, // constraint exists
+		dialect.ErrorRule{Class: dialect.ErrDuplicateObject, VendorCode: 90035}, // sequence exists
+		dialect.ErrorRule{Class: dialect.ErrDuplicateObject, VendorCode: 50000, MessagePattern: `object already exists`})
 
 	// Everything else (seeds, reads, leases, the high-water mark, the clock,
 	// query-table columns) runs on H2 2.1 as ANSI writes it.
