@@ -110,6 +110,14 @@ func Validate(cat *dialect.Catalogue) error {
 	if cat.Introspection.TableExists == "" {
 		missing = append(missing, "introspection.table_exists")
 	}
+	if (cat.SchemaLock.Acquire == "") != (cat.SchemaLock.Release == "") {
+		missing = append(missing, "schema_lock (acquire and release go together)")
+	}
+	switch cat.Naming.IndexScope {
+	case dialect.IndexScopeRelations, dialect.IndexScopeSchema, dialect.IndexScopeTable:
+	default:
+		missing = append(missing, "naming.index_scope (unknown scope "+string(cat.Naming.IndexScope)+")")
+	}
 	if len(missing) > 0 {
 		return fmt.Errorf("dialect %s: catalogue incomplete: %s", cat.Identity.Name, strings.Join(missing, ", "))
 	}
