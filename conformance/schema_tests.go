@@ -165,7 +165,15 @@ func testReadBack(t T, env *Env) {
 	}
 	rows.Close()
 	for _, f := range testQueryTable.Fields {
-		name := strings.ToLower("idx_" + qt + "_" + f.Column)
+		tmpl := e.Cat.QueryColumns.Index
+		if f.Unique {
+			tmpl = e.Cat.QueryColumns.UniqueIndex
+		}
+		name, err := schema.QueryIndexName(e.Cat, tmpl, map[string]string{"query_table": qt, "column": f.Column})
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		name = strings.ToLower(name)
 		u, ok := unique[name]
 		if !ok {
 			t.Errorf("query table %s: index %s missing", qt, name)

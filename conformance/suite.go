@@ -80,6 +80,8 @@ func Tests() []Test {
 	var all []Test
 	all = append(all, catalogueTests()...)
 	all = append(all, schemaTests()...)
+	all = append(all, namingTests()...)
+	all = append(all, concurrencyTests()...)
 	all = append(all, eventStoreTests()...)
 	all = append(all, keysTests()...)
 	all = append(all, hwmTests()...)

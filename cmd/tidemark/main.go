@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tidemarkdb/tidemark/conformance"
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/plugins/builtin"
 
@@ -70,6 +71,9 @@ func load(ctx context.Context, p *pluginFlags) (*dialect.Loaded, error) {
 }
 
 func main() {
+	// A worker process of a multi-process conformance test (concurrent
+	// first starts, partition races) runs its job and exits here.
+	conformance.MaybeWorker()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	root := &cobra.Command{
 		Use:           "tidemark",

@@ -43,6 +43,67 @@ type Catalogue struct {
 	// refuses, before any SQL, a key that ends in a space. Engines with a
 	// NO PAD binary collation declare it on the key columns instead.
 	KeysIgnoreTrailingSpaces bool `json:"keys_ignore_trailing_spaces,omitempty"`
+	// Naming says how the engine tells object names apart and which words
+	// it refuses as names; the core checks every name against it before
+	// any SQL runs.
+	Naming Naming `json:"naming"`
+	// SchemaLock, when set, serialises schema creation between processes.
+	SchemaLock SchemaLock `json:"schema_lock"`
+}
+
+// Naming is how the engine compares the names of schema objects. Identity's
+// FoldsUnquotedTo says how a name is stored; this says when two names are
+// one object (SQLite stores names as written but compares them ignoring
+// case; MariaDB on Linux tells tables apart by case but not indexes). The
+// zero value is the strictest reading: case ignored everywhere, index names
+// sharing one namespace with the tables. The conformance suite checks each
+// claim on the real engine (schema/naming_rules_declared).
+type Naming struct {
+	// TablesCaseSensitive is true when two table (or sequence) names that
+	// differ only in case are two objects (MariaDB and MySQL on Linux with
+	// lower_case_table_names=0).
+	TablesCaseSensitive bool `json:"tables_case_sensitive,omitempty"`
+	// IndexesCaseSensitive is the same for index and constraint names.
+	IndexesCaseSensitive bool `json:"indexes_case_sensitive,omitempty"`
+	// IndexScope is where an index or constraint name must be unique.
+	IndexScope IndexScope `json:"index_scope,omitempty"`
+	// ReservedWords are the words the engine refuses as an unquoted table
+	// or column name, in any case. The core refuses such a name before any
+	// SQL runs instead of quoting it (quoting would change the case of the
+	// names PostgreSQL stores). Take them from the engine itself where it
+	// can list them (PostgreSQL: pg_get_keywords() with catcode 'R' or 'T').
+	ReservedWords []string `json:"reserved_words,omitempty"`
+}
+
+// IndexScope is the namespace of index and constraint names.
+type IndexScope string
+
+// Index scopes.
+const (
+	// IndexScopeRelations (the default): index names share one namespace
+	// with table and sequence names in the schema (PostgreSQL's pg_class,
+	// SQLite's sqlite_master).
+	IndexScopeRelations IndexScope = ""
+	// IndexScopeSchema: index names are unique in the schema, apart from
+	// table names (H2, HSQLDB).
+	IndexScopeSchema IndexScope = "schema"
+	// IndexScopeTable: index names are unique per table (MySQL, MariaDB,
+	// SQL Server).
+	IndexScopeTable IndexScope = "table"
+)
+
+// SchemaLock is a named lock the core holds on one connection for the whole
+// of schema creation and seeding, so that processes starting at once on an
+// empty database create it one after the other. Both statements bind
+// #{name}; Acquire waits until the lock is free and returns one row, whose
+// value (when not NULL) is 1 or true once the lock is held (MariaDB's
+// GET_LOCK returns 0 when it gave up waiting). Release frees it on the same
+// connection. Engines without a named lock leave both empty: the core then
+// treats a concurrent "already exists" (ErrDuplicateObject) as done and
+// verifies the schema afterwards.
+type SchemaLock struct {
+	Acquire string `json:"acquire,omitempty"` // e.g. SELECT pg_advisory_lock(hashtextextended(#{name}, 0))
+	Release string `json:"release,omitempty"` // e.g. SELECT pg_advisory_unlock(hashtextextended(#{name}, 0))
 }
 
 // Identity names the dialect and how to talk to its database.
@@ -252,6 +313,10 @@ const (
 	// recreated (a query-table rebuild) it works again, and while the table
 	// is missing the caller gets the engine's undefined-table error.
 	ErrStatementInvalidated ErrorClass = "statement_invalidated"
+	// ErrDuplicateObject is a CREATE refused because the object exists: on
+	// engines without a SchemaLock, a concurrent creation of the same
+	// schema, which the core treats as done.
+	ErrDuplicateObject ErrorClass = "duplicate_object"
 )
 
 // ErrorRule maps what a driver error carries to an ErrorClass. Every

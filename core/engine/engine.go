@@ -110,6 +110,14 @@ func Validate(cat *dialect.Catalogue) error {
 	if cat.Introspection.TableExists == "" {
 		missing = append(missing, "introspection.table_exists")
 	}
+	if (cat.SchemaLock.Acquire == "") != (cat.SchemaLock.Release == "") {
+		missing = append(missing, "schema_lock (acquire and release go together)")
+	}
+	switch cat.Naming.IndexScope {
+	case dialect.IndexScopeRelations, dialect.IndexScopeSchema, dialect.IndexScopeTable:
+	default:
+		missing = append(missing, "naming.index_scope (unknown scope "+string(cat.Naming.IndexScope)+")")
+	}
 	if len(missing) > 0 {
 		return fmt.Errorf("dialect %s: catalogue incomplete: %s", cat.Identity.Name, strings.Join(missing, ", "))
 	}
@@ -142,25 +150,24 @@ func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*
 	if e.Partitions < 1 || e.Partitions > 32767 {
 		return nil, fmt.Errorf("partition count %d is out of range 1..32767", e.Partitions)
 	}
-	if err := e.ensureSchema(ctx, cfg); err != nil {
+	// The whole naming plan is checked here, before any SQL runs.
+	steps, err := schema.Plan(e.Cat, e.Names, cfg.QueryTables, cfg.Names.Prefixes[dialect.AreaCQRS])
+	if err != nil {
 		return nil, err
 	}
-	if err := e.seed(ctx, cfg); err != nil {
+	if err := e.create(ctx, cfg, steps); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
-func (e *Engine) ensureSchema(ctx context.Context, cfg Config) error {
+func (e *Engine) ensureSchema(ctx context.Context, q Querier, cfg Config, steps []schema.Step) error {
 	prefix := cfg.Names.Prefixes[dialect.AreaCQRS]
-	steps, err := schema.Plan(e.Cat, e.Names, cfg.QueryTables, prefix)
+	steps, err := schema.OmitExistingQueryTables(ctx, q, e.Cat, steps)
 	if err != nil {
 		return err
 	}
-	if steps, err = schema.OmitExistingQueryTables(ctx, e.DB, e.Cat, steps); err != nil {
-		return err
-	}
-	if err := schema.Apply(ctx, e.DB, steps, cfg.Modes); err != nil {
+	if err := schema.ApplyRetrying(ctx, q, steps, cfg.Modes, e.isCreationRace); err != nil {
 		return err
 	}
 	never := map[dialect.Area]bool{}
@@ -169,33 +176,45 @@ func (e *Engine) ensureSchema(ctx context.Context, cfg Config) error {
 			never[a] = true
 		}
 	}
-	if err := schema.Verify(ctx, e.DB, e.Cat, schema.Objects(e.Cat, e.Names), never); err != nil {
+	if err := schema.Verify(ctx, q, e.Cat, schema.Objects(e.Cat, e.Names), never); err != nil {
 		return err
 	}
 	// An existing query table is never altered, only checked against its
 	// projection's declaration.
-	return schema.CheckQueryTables(ctx, e.DB, e.Cat, e.Names, cfg.QueryTables, prefix, cfg.Modes)
+	return schema.CheckQueryTables(ctx, q, e.Cat, e.Names, cfg.QueryTables, prefix, cfg.Modes)
 }
 
 // seedExec runs a seed statement. A unique violation means another process
 // inserted the row first (engines without a race-free insert-if-missing,
 // such as H2's MERGE): the row exists, which is all a seed asks for.
-func (e *Engine) seedExec(ctx context.Context, id dialect.StatementID, tables map[string]string, args map[string]any) error {
-	_, err := e.Exec(ctx, e.DB, id, tables, args)
-	switch e.Errors.Classify(err) {
-	case dialect.ErrUniqueViolation, dialect.ErrDuplicateEventID:
-		return nil
+//
+// A serialization failure or deadlock (HSQLDB's 40001 when two processes
+// seed at once) is retried: the retry either inserts the row or finds it.
+func (e *Engine) seedExec(ctx context.Context, q Querier, id dialect.StatementID, tables map[string]string, args map[string]any) error {
+	for attempt := 1; ; attempt++ {
+		_, err := e.Exec(ctx, q, id, tables, args)
+		switch e.Errors.Classify(err) {
+		case dialect.ErrUniqueViolation, dialect.ErrDuplicateEventID:
+			return nil
+		case dialect.ErrSerializationFailure, dialect.ErrDeadlock:
+			if attempt < seedAttempts {
+				if err := pause(ctx, attempt); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		return err
 	}
-	return err
 }
 
 // seed inserts the rows the core owns (never overwriting) and verifies them.
-func (e *Engine) seed(ctx context.Context, cfg Config) error {
-	if err := e.seedExec(ctx, dialect.PartitionSeed, nil, map[string]any{"partitions": e.Partitions}); err != nil {
+func (e *Engine) seed(ctx context.Context, q Querier, cfg Config) error {
+	if err := e.seedExec(ctx, q, dialect.PartitionSeed, nil, map[string]any{"partitions": e.Partitions}); err != nil {
 		return fmt.Errorf("seeding partition metadata: %w", err)
 	}
 	var persisted int
-	if err := e.QueryRow(ctx, e.DB, dialect.PartitionRead, nil, nil).Scan(&persisted); err != nil {
+	if err := e.QueryRow(ctx, q, dialect.PartitionRead, nil, nil).Scan(&persisted); err != nil {
 		return fmt.Errorf("reading partition metadata: %w", err)
 	}
 	if persisted != e.Partitions {
@@ -205,7 +224,7 @@ func (e *Engine) seed(ctx context.Context, cfg Config) error {
 		tables := map[string]string{"position_table": e.Names.Shared[pos]}
 		switch e.Cat.Positions {
 		case dialect.CounterRow:
-			if err := e.seedExec(ctx, dialect.PositionSeed, tables, nil); err != nil {
+			if err := e.seedExec(ctx, q, dialect.PositionSeed, tables, nil); err != nil {
 				return fmt.Errorf("seeding %s: %w", tables["position_table"], err)
 			}
 		case dialect.SequenceXIDHorizon:
@@ -213,12 +232,12 @@ func (e *Engine) seed(ctx context.Context, cfg Config) error {
 			if pos == "event_capture_global_position_table" {
 				fix = cfg.Modes[dialect.AreaMessaging] != schema.Never
 			}
-			if err := e.checkSequenceCache(ctx, tables, fix); err != nil && fix {
+			if err := e.checkSequenceCache(ctx, q, tables, fix); err != nil && fix {
 				return err
 			}
 		}
 	}
-	if err := e.seedExec(ctx, dialect.HWMSeed, nil, map[string]any{"topic": EventStoreTopic}); err != nil {
+	if err := e.seedExec(ctx, q, dialect.HWMSeed, nil, map[string]any{"topic": EventStoreTopic}); err != nil {
 		return fmt.Errorf("seeding high-water mark: %w", err)
 	}
 	return nil
@@ -230,15 +249,15 @@ func (e *Engine) CheckSequenceCache(ctx context.Context) error {
 	if e.Cat.Positions != dialect.SequenceXIDHorizon {
 		return nil
 	}
-	return e.checkSequenceCache(ctx, map[string]string{"position_table": e.Names.Shared["event_store_global_position_table"]}, false)
+	return e.checkSequenceCache(ctx, e.DB, map[string]string{"position_table": e.Names.Shared["event_store_global_position_table"]}, false)
 }
 
 // checkSequenceCache reads the cache size and, when fix is set, runs the
 // ALTER only if it is not already 1 (ALTER SEQUENCE rewrites the sequence and
 // discards other sessions' cached values).
-func (e *Engine) checkSequenceCache(ctx context.Context, tables map[string]string, fix bool) error {
+func (e *Engine) checkSequenceCache(ctx context.Context, q Querier, tables map[string]string, fix bool) error {
 	var size sql.NullInt64
-	if err := e.QueryRow(ctx, e.DB, dialect.PositionCacheSize, tables, nil).Scan(&size); err != nil {
+	if err := e.QueryRow(ctx, q, dialect.PositionCacheSize, tables, nil).Scan(&size); err != nil {
 		return fmt.Errorf("reading cache size of %s: %w", tables["position_table"], err)
 	}
 	if size.Valid && size.Int64 == 1 {
@@ -247,7 +266,7 @@ func (e *Engine) checkSequenceCache(ctx context.Context, tables map[string]strin
 	if !fix {
 		return &SequenceCacheError{Sequence: tables["position_table"], Cache: size.Int64}
 	}
-	if _, err := e.Exec(ctx, e.DB, dialect.PositionFixCache, tables, nil); err != nil {
+	if _, err := e.Exec(ctx, q, dialect.PositionFixCache, tables, nil); err != nil {
 		return fmt.Errorf("setting %s to CACHE 1: %w", tables["position_table"], err)
 	}
 	return nil

@@ -39,9 +39,11 @@ type Step struct {
 	UnlessArgs []any
 }
 
-// derivedIdentifier matches an identifier built around a placeholder, such
-// as idx_${event_store_table}_global.
-var derivedIdentifier = regexp.MustCompile(`[A-Za-z0-9_]*\$\{[a-z_]+\}[A-Za-z0-9_]*`)
+// derivedIdentifier matches an identifier built around one or more
+// placeholders, such as idx_${event_store_table}_global or
+// idx_${query_table}_${column} (matched whole, so the composite is
+// length-checked as the engine sees it).
+var derivedIdentifier = regexp.MustCompile(`[A-Za-z0-9_]*(?:\$\{[a-z_]+\}[A-Za-z0-9_]*)+`)
 
 // nonIdentifier are placeholders filled with SQL text, not a name.
 var nonIdentifier = map[string]bool{"query_columns": true, "type": true}
@@ -76,9 +78,9 @@ func fill(cat *dialect.Catalogue, tmpl string, values map[string]string) (string
 				return "", err
 			}
 			if len(got) > limit {
-				table := got
-				for _, ph := range dialect.Placeholders(tok) {
-					table = values[ph]
+				table := tableOf(tok, values)
+				if table == "" {
+					table = got
 				}
 				return "", &NameTooLongError{Table: table, Derived: got, Limit: limit, Dialect: cat.Identity.Name}
 			}
@@ -88,8 +90,24 @@ func fill(cat *dialect.Catalogue, tmpl string, values map[string]string) (string
 }
 
 // Plan builds every DDL step for names and query tables, in creation order.
-// Nothing is executed; every name is validated and length-checked.
+// Nothing is executed. The whole naming plan is checked first: every table,
+// sequence, index and column name, derived ones included, is validated,
+// length-checked, not a reserved word of the engine, and unique under the
+// engine's comparison (Catalogue.Naming) with one role each.
 func Plan(cat *dialect.Catalogue, names *Names, queries []QueryTable, cqrsPrefix string) ([]Step, error) {
+	np := &namePlan{cat: cat}
+	np.addNames(names)
+	steps, err := planSteps(cat, names, queries, cqrsPrefix, np)
+	if err != nil {
+		return nil, err
+	}
+	if err := np.check(); err != nil {
+		return nil, err
+	}
+	return steps, nil
+}
+
+func planSteps(cat *dialect.Catalogue, names *Names, queries []QueryTable, cqrsPrefix string, np *namePlan) ([]Step, error) {
 	var steps []Step
 	for _, sc := range cat.Scripts {
 		var instances []map[string]string
@@ -110,7 +128,7 @@ func Plan(cat *dialect.Catalogue, names *Names, queries []QueryTable, cqrsPrefix
 			}
 		case "query_table":
 			for _, q := range queries {
-				qs, err := queryTableSteps(cat, sc, names, q, cqrsPrefix)
+				qs, err := queryTableSteps(cat, sc, names, q, cqrsPrefix, np)
 				if err != nil {
 					return nil, err
 				}
@@ -126,6 +144,11 @@ func Plan(cat *dialect.Catalogue, names *Names, queries []QueryTable, cqrsPrefix
 				if err != nil {
 					return nil, fmt.Errorf("script %s: %w", sc.Name, err)
 				}
+				src := "script " + sc.Name
+				if sc.PerTable != "" {
+					src += " for " + vals[sc.PerTable]
+				}
+				np.addDerived(st, vals, src)
 				steps = append(steps, Step{Script: sc.Name, Area: sc.Area, Table: vals[sc.PerTable], SQL: sql})
 			}
 		}
@@ -182,10 +205,15 @@ func QueryColumns(cat *dialect.Catalogue, fields []QueryField) (string, error) {
 	return b.String(), nil
 }
 
-func queryTableSteps(cat *dialect.Catalogue, sc dialect.Script, names *Names, q QueryTable, prefix string) ([]Step, error) {
+func queryTableSteps(cat *dialect.Catalogue, sc dialect.Script, names *Names, q QueryTable, prefix string, np *namePlan) ([]Step, error) {
 	table, err := ResolveQueryTable(q, prefix)
 	if err != nil {
 		return nil, err
+	}
+	src := "query table of projection " + strconv.Quote(q.Projection)
+	np.add(nameUse{name: table, kind: kindRelation, role: src, source: src})
+	for _, f := range q.Fields {
+		np.add(nameUse{name: f.Column, kind: kindColumn, source: "column of " + src})
 	}
 	cols, err := QueryColumns(cat, q.Fields)
 	if err != nil {
@@ -199,6 +227,7 @@ func queryTableSteps(cat *dialect.Catalogue, sc dialect.Script, names *Names, q 
 		if err != nil {
 			return nil, fmt.Errorf("query table %s: %w", table, err)
 		}
+		np.addDerived(st, vals, "query table "+table)
 		steps = append(steps, Step{Script: sc.Name, Area: sc.Area, Table: table, SQL: sql})
 	}
 	for _, f := range q.Fields {
@@ -211,10 +240,15 @@ func queryTableSteps(cat *dialect.Catalogue, sc dialect.Script, names *Names, q 
 		if err != nil {
 			return nil, fmt.Errorf("query table %s: %w", table, err)
 		}
+		np.addDerived(tmpl, v, "query table "+table)
 		step := Step{Script: sc.Name, Area: sc.Area, Table: table, SQL: sql}
 		if cat.QueryColumns.IndexExists != "" {
+			index, err := QueryIndexName(cat, tmpl, v)
+			if err != nil {
+				return nil, err
+			}
 			c := dialect.Compile(cat.QueryColumns.IndexExists, cat.Identity.Placeholder)
-			args, err := c.Args(map[string]any{"table": catalogueName(cat, table), "index": catalogueName(cat, "idx_"+table+"_"+f.Column)})
+			args, err := c.Args(map[string]any{"table": catalogueName(cat, table), "index": catalogueName(cat, index)})
 			if err != nil {
 				return nil, err
 			}
@@ -223,6 +257,19 @@ func queryTableSteps(cat *dialect.Catalogue, sc dialect.Script, names *Names, q 
 		steps = append(steps, step)
 	}
 	return steps, nil
+}
+
+// QueryIndexName is the index name a query-column index template creates:
+// its first identifier built around ${column}, filled (the same name the
+// DDL uses, idx_${query_table}_${column} in every built-in dialect).
+func QueryIndexName(cat *dialect.Catalogue, tmpl string, values map[string]string) (string, error) {
+	for _, tok := range derivedIdentifier.FindAllString(tmpl, -1) {
+		phs := dialect.Placeholders(tok)
+		if len(phs) > 1 || (len(phs) == 1 && tok != "${"+phs[0]+"}" && phs[0] == "column") {
+			return dialect.Fill(tok, values)
+		}
+	}
+	return "", fmt.Errorf("dialect %s: query index template names no index built around ${column}: %s", cat.Identity.Name, tmpl)
 }
 
 // catalogueName is how the engine stores an unquoted identifier.

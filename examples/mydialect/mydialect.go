@@ -75,6 +75,20 @@ ORDER BY INDEX_NAME, ORDINAL_POSITION`
 	c.Statements[dialect.PositionAllocate] = `SELECT val FROM FINAL TABLE (UPDATE ${position_table} SET val = val + #{count} WHERE id = 1)`
 	delete(c.Statements, dialect.PositionAllocated)
 
+	// 6. Naming: how H2 compares names (folded to upper case, index names
+	// unique in the schema apart from tables) and the words it refuses as
+	// names, which are not the standard's list (H2 takes some of those and
+	// refuses ROWNUM, LIMIT, …). Borrowed like the DDL; the conformance tests
+	// schema/naming_rules_declared and schema/naming_reserved_words_declared
+	// check both on the engine. H2 has no named lock (SchemaLock stays
+	// empty): a concurrent creation's "already exists" is treated as done,
+	// which needs H2's codes for it beyond the standard's 42S01 and 42S11.
+	c.Naming = h2.Catalogue().Naming
+	c.Errors = append(c.Errors,
+		dialect.ErrorRule{Class: dialect.ErrDuplicateObject, VendorCode: 90045}, // constraint exists
+		dialect.ErrorRule{Class: dialect.ErrDuplicateObject, VendorCode: 90035}, // sequence exists
+		dialect.ErrorRule{Class: dialect.ErrDuplicateObject, VendorCode: 50000, MessagePattern: `object already exists`})
+
 	// Everything else (seeds, reads, leases, the high-water mark, the clock,
 	// query-table columns) runs on H2 2.1 as ANSI writes it.
 	return c

@@ -23,6 +23,9 @@ import (
 var provider *harness.Provider
 
 func TestMain(m *testing.M) {
+	// The suite's multi-process tests re-execute this binary as workers:
+	// a worker runs its job and exits here.
+	conformance.MaybeWorker()
 	provider = harness.NewProvider()
 	code := m.Run()
 	provider.Close()

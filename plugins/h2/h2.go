@@ -40,6 +40,7 @@ package h2
 
 import (
 	"context"
+	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
@@ -91,12 +92,17 @@ func Catalogue() dialect.Catalogue {
 			FoldsUnquotedTo:     "upper",
 			StatementTerminator: ";", // no statement has a procedural body
 		},
-		Positions:     dialect.CounterRow,
-		Scripts:       dialect.Scripts(dialect.ObjectTable, ddl()),
-		Statements:    statements(),
-		EventInsert:   dialect.ANSI().EventInsert,
-		Locks:         dialect.LockForms{ForUpdate: " FOR UPDATE", Now: now},
-		Errors:        errorRules(),
+		Positions:   dialect.CounterRow,
+		Scripts:     dialect.Scripts(dialect.ObjectTable, ddl()),
+		Statements:  statements(),
+		EventInsert: dialect.ANSI().EventInsert,
+		Locks:       dialect.LockForms{ForUpdate: " FOR UPDATE", Now: now},
+		Errors:      errorRules(),
+		// Unquoted names are folded to upper case; index and constraint
+		// names are unique in the schema, apart from table names. H2 has no
+		// named lock: concurrent creations that meet "already exists" are
+		// treated as done (ErrDuplicateObject) and the schema re-verified.
+		Naming:        dialect.Naming{IndexScope: dialect.IndexScopeSchema, ReservedWords: reservedWords},
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
 	}
@@ -122,7 +128,14 @@ func errorRules() []dialect.ErrorRule {
 		{Class: dialect.ErrLockTimeout, SQLState: "HYT00"},
 		{Class: dialect.ErrSerializationFailure, VendorCode: 90131}, // concurrent update
 		{Class: dialect.ErrQueryCanceled, SQLState: "57014"},
-		{Class: dialect.ErrReadOnly, VendorCode: 90097}, // DATABASE_IS_READ_ONLY
+		{Class: dialect.ErrReadOnly, VendorCode: 90097},        // DATABASE_IS_READ_ONLY
+		{Class: dialect.ErrDuplicateObject, VendorCode: 42101}, // table exists
+		{Class: dialect.ErrDuplicateObject, VendorCode: 42111}, // index exists
+		{Class: dialect.ErrDuplicateObject, VendorCode: 90045}, // constraint exists
+		{Class: dialect.ErrDuplicateObject, VendorCode: 90035}, // sequence exists
+		// Two sessions creating one index at once: the loser's general
+		// error (50000) from H2's schema map, not its 42111.
+		{Class: dialect.ErrDuplicateObject, VendorCode: 50000, MessagePattern: `object already exists`},
 		{Class: dialect.ErrUndefinedTable, VendorCode: 42102},
 		{Class: dialect.ErrUndefinedTable, VendorCode: 42103},
 		{Class: dialect.ErrUndefinedTable, VendorCode: 42104},
@@ -152,3 +165,17 @@ func statements() map[dialect.StatementID]string {
 	delete(st, dialect.PositionAllocated)
 	return st
 }
+
+// reservedWords are the 89 words H2 2.1 refuses as a table or column name:
+// of its documented keyword list and the SQL standard's reserved words,
+// those it refuses when creating a table and a column of each name (the
+// conformance suite's TIDEMARK_PROBE_WORDS mode).
+var reservedWords = strings.Fields(`
+ALL AND ANY ARRAY AS ASYMMETRIC AUTHORIZATION BETWEEN CASE CAST CHECK CONSTRAINT CROSS
+CURRENT_CATALOG CURRENT_DATE CURRENT_PATH CURRENT_ROLE CURRENT_SCHEMA CURRENT_TIME CURRENT_TIMESTAMP
+CURRENT_USER DAY DEFAULT DISTINCT ELSE END EXCEPT EXISTS FALSE FETCH FOR FOREIGN FROM FULL GROUP
+HAVING HOUR IF IN INNER INTERSECT INTERVAL IS JOIN KEY LEFT LIKE LIMIT LOCALTIME LOCALTIMESTAMP
+MINUS MINUTE MONTH NATURAL NOT NULL OFFSET ON OR ORDER PRIMARY QUALIFY RIGHT ROW ROWNUM SECOND
+SELECT SESSION_USER SET SOME SYMMETRIC SYSTEM_USER TABLE TO TRUE UESCAPE UNION UNIQUE UNKNOWN USER
+USING VALUE VALUES WHEN WHERE WINDOW WITH YEAR _ROWID_
+`)

@@ -34,6 +34,7 @@ package hsqldb
 
 import (
 	"context"
+	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
@@ -85,8 +86,12 @@ func Catalogue() dialect.Catalogue {
 		EventInsert: dialect.ANSI().EventInsert,
 		// No ForUpdate: in MVCC mode it does not lock against another
 		// SELECT … FOR UPDATE; rows are locked by updating them.
-		Locks:         dialect.LockForms{Now: now, CounterFirst: true},
-		Errors:        errorRules(),
+		Locks:  dialect.LockForms{Now: now, CounterFirst: true},
+		Errors: errorRules(),
+		// Unquoted names are folded to upper case; index and constraint
+		// names are unique in the schema, apart from table names. No named
+		// lock: concurrent "already exists" is treated as done.
+		Naming:        dialect.Naming{IndexScope: dialect.IndexScopeSchema, ReservedWords: reservedWords},
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
 	}
@@ -110,6 +115,7 @@ func errorRules() []dialect.ErrorRule {
 		{Class: dialect.ErrConnectionLost, SQLState: "08*"},
 		// -1252: a prepared statement whose table was dropped or altered.
 		{Class: dialect.ErrStatementInvalidated, SQLState: "07502"},
+		{Class: dialect.ErrDuplicateObject, SQLState: "42504"}, // -5504 object name already exists
 	}
 }
 
@@ -127,3 +133,15 @@ func statements() map[dialect.StatementID]string {
 	}
 	return st
 }
+
+// reservedWords are the 73 words HSQLDB 2.7 (default settings) refuses as a
+// table or column name: of the SQL standard's reserved words and H2's and
+// SQLite's keywords, those it refuses when creating a table and a column of
+// each name (the conformance suite's TIDEMARK_PROBE_WORDS mode).
+var reservedWords = strings.Fields(`
+ALL AND ANY AS AT BETWEEN BOTH BY CALL CASE CAST CHECK COALESCE CONSTRAINT CONVERT CORRESPONDING
+CREATE CROSS CUBE DEFAULT DISTINCT DO DROP ELSE EVERY EXCEPT EXISTS FETCH FOR FOREIGN FROM FULL
+GRANT GROUP GROUPING HAVING IN INNER INTERSECT INTO IS JOIN LEADING LEFT LIKE NATURAL NOT NULLIF ON
+OR ORDER OUTER PRIMARY REFERENCES RIGHT ROLLUP SELECT SET SOME SUM TABLE THEN TO TRAILING TRIGGER
+UNION UNIQUE USING VALUES WHEN WHERE WITH _ROWID_
+`)

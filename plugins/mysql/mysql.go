@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
@@ -105,8 +106,15 @@ func Catalogue(f Flavor) dialect.Catalogue {
 			Head: `INSERT INTO ${event_store_table} (` + eventColumns + `) VALUES `,
 			Row:  `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})`,
 		},
-		Locks:         dialect.LockForms{ForUpdate: " FOR UPDATE", SkipLocked: true, Now: now},
-		Errors:        errorRules(),
+		Locks:  dialect.LockForms{ForUpdate: " FOR UPDATE", SkipLocked: true, Now: now},
+		Errors: errorRules(),
+		Naming: naming(f),
+		// GET_LOCK is server-wide: the name carries the database's, hashed
+		// to stay within the 64 characters a lock name may have.
+		SchemaLock: dialect.SchemaLock{
+			Acquire: `SELECT GET_LOCK(CONCAT(#{name}, '.', MD5(COALESCE(DATABASE(), ''))), 31536000)`,
+			Release: `SELECT RELEASE_LOCK(CONCAT(#{name}, '.', MD5(COALESCE(DATABASE(), ''))))`,
+		},
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
 	}
@@ -139,9 +147,11 @@ func errorRules() []dialect.ErrorRule {
 		{Class: dialect.ErrLockTimeout, VendorCode: 1205},
 		{Class: dialect.ErrLockTimeout, VendorCode: 3572}, // MySQL 8: NOWAIT
 		{Class: dialect.ErrUndefinedTable, VendorCode: 1146},
-		{Class: dialect.ErrQueryCanceled, VendorCode: 1317}, // ER_QUERY_INTERRUPTED (KILL QUERY)
-		{Class: dialect.ErrQueryCanceled, VendorCode: 3024}, // MySQL: max_execution_time exceeded
-		{Class: dialect.ErrQueryCanceled, VendorCode: 1969}, // MariaDB: max_statement_time exceeded
+		{Class: dialect.ErrDuplicateObject, VendorCode: 1050}, // table exists
+		{Class: dialect.ErrDuplicateObject, VendorCode: 1061}, // duplicate key name
+		{Class: dialect.ErrQueryCanceled, VendorCode: 1317},   // ER_QUERY_INTERRUPTED (KILL QUERY)
+		{Class: dialect.ErrQueryCanceled, VendorCode: 3024},   // MySQL: max_execution_time exceeded
+		{Class: dialect.ErrQueryCanceled, VendorCode: 1969},   // MariaDB: max_statement_time exceeded
 		{Class: dialect.ErrConnectionLost, VendorCode: 2006},
 		{Class: dialect.ErrConnectionLost, VendorCode: 2013},
 		{Class: dialect.ErrConnectionLost, VendorCode: 1927}, // MariaDB: connection was killed
@@ -198,4 +208,56 @@ func statements() map[dialect.StatementID]string {
 		dialect.CommittedEnd: `SELECT val FROM ${position_table} WHERE id = 1`,
 		dialect.DatabaseNow:  `SELECT ` + now,
 	}
+}
+
+// reservedWords are the 245 words MariaDB 10.11 refuses as a table or
+// column name: of its own INFORMATION_SCHEMA.KEYWORDS (which lists
+// non-reserved keywords too) and the SQL standard's reserved words, those
+// it refuses when creating a table and a column of each name (the
+// conformance suite's TIDEMARK_PROBE_WORDS mode).
+var reservedWords = strings.Fields(`
+ACCESSIBLE ADD ALL ALTER ANALYZE AND AS ASC ASENSITIVE BEFORE BETWEEN BIGINT BINARY BLOB BOTH BY
+CALL CASCADE CASE CHANGE CHAR CHARACTER CHECK COLLATE COLUMN CONDITION CONSTRAINT CONTINUE CONVERT
+CREATE CROSS CURRENT_DATE CURRENT_ROLE CURRENT_TIME CURRENT_TIMESTAMP CURRENT_USER CURSOR DATABASES
+DAY_HOUR DAY_MICROSECOND DAY_MINUTE DAY_SECOND DEC DECIMAL DECLARE DEFAULT DELAYED DELETE
+DELETE_DOMAIN_ID DESC DESCRIBE DETERMINISTIC DISTINCT DISTINCTROW DIV DOUBLE DO_DOMAIN_IDS DROP DUAL
+EACH ELSE ELSEIF ENCLOSED ESCAPED EXCEPT EXISTS EXIT EXPLAIN FALSE FETCH FLOAT FLOAT4 FLOAT8 FOR
+FORCE FOREIGN FROM FULLTEXT GRANT GROUP HAVING HIGH_PRIORITY HOUR_MICROSECOND HOUR_MINUTE
+HOUR_SECOND IF IGNORE IGNORE_DOMAIN_IDS IN INDEX INFILE INNER INOUT INSENSITIVE INSERT INT INT1 INT2
+INT3 INT4 INT8 INTEGER INTERSECT INTERVAL INTO IS ITERATE JOIN KEY KEYS KILL LEADING LEAVE LEFT LIKE
+LIMIT LINEAR LINES LOAD LOCALTIME LOCALTIMESTAMP LOCK LONG LONGBLOB LONGTEXT LOOP LOW_PRIORITY
+MASTER_DEMOTE_TO_REPLICA MASTER_DEMOTE_TO_SLAVE MASTER_SSL_VERIFY_SERVER_CERT MATCH MAXVALUE
+MEDIUMBLOB MEDIUMINT MEDIUMTEXT MIDDLEINT MINUTE_MICROSECOND MINUTE_SECOND MOD MODIFIES NATURAL NOT
+NO_WRITE_TO_BINLOG NULL NUMERIC OFFSET ON OPTIMIZE OPTIONALLY OR ORDER OUT OUTER OUTFILE OVER
+PAGE_CHECKSUM PARSE_VCOL_EXPR PARTITION PORTION PRECISION PRIMARY PROCEDURE PURGE RANGE READ READS
+READ_WRITE REAL RECURSIVE REFERENCES REF_SYSTEM_ID REGEXP RELEASE RENAME REPEAT REPLACE REQUIRE
+RESIGNAL RESTRICT RETURN RETURNING REVOKE RIGHT RLIKE ROWS ROW_NUMBER SCHEMAS SECOND_MICROSECOND
+SELECT SENSITIVE SEPARATOR SET SHOW SIGNAL SMALLINT SPATIAL SPECIFIC SQL SQLEXCEPTION SQLSTATE
+SQLWARNING SQL_BIG_RESULT SQL_CALC_FOUND_ROWS SQL_SMALL_RESULT SSL STARTING STATS_AUTO_RECALC
+STATS_PERSISTENT STATS_SAMPLE_PAGES STRAIGHT_JOIN TABLE TERMINATED THEN TINYBLOB TINYINT TINYTEXT TO
+TRAILING TRIGGER TRUE UNDO UNION UNIQUE UNLOCK UNSIGNED UPDATE USAGE USE USING UTC_DATE UTC_TIME
+UTC_TIMESTAMP VALUES VARBINARY VARCHAR VARCHARACTER VARYING WHEN WHERE WHILE WITH WRITE XOR
+YEAR_MONTH ZEROFILL
+`)
+
+// mysql8ReservedWords are reserved by MySQL 8.0 beyond MariaDB's list (the
+// window and JSON functions, LATERAL, RECURSIVE …; "Keywords and Reserved
+// Words" of the MySQL 8.0 manual, marked (R)). No MySQL 8 server runs here
+// to probe them.
+var mysql8ReservedWords = strings.Fields(`
+ARRAY CUBE CUME_DIST DENSE_RANK EMPTY FIRST_VALUE FUNCTION GROUPING GROUPS JSON_TABLE LAG LAST_VALUE
+LATERAL LEAD MEMBER NTH_VALUE NTILE OF OVER PERCENT_RANK RANK RECURSIVE ROW ROWS ROW_NUMBER SYSTEM WINDOW
+`)
+
+// naming is MySQL's and MariaDB's: on Linux (lower_case_table_names=0, the
+// default there) table names are case-sensitive, index names are not and
+// are unique per table. A server with lower_case_table_names=1 (Windows,
+// macOS) folds table names: there, names differing only in case would be
+// one table, and should not be configured.
+func naming(f Flavor) dialect.Naming {
+	words := append([]string(nil), reservedWords...)
+	if f != FlavorMariaDB {
+		words = append(words, mysql8ReservedWords...)
+	}
+	return dialect.Naming{TablesCaseSensitive: true, IndexScope: dialect.IndexScopeTable, ReservedWords: words}
 }

@@ -5,6 +5,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
@@ -82,8 +83,18 @@ func Catalogue() dialect.Catalogue {
 			// hot standby ("cannot execute … in a read-only transaction").
 			{Class: dialect.ErrReadOnly, SQLState: "25006"},
 			{Class: dialect.ErrUndefinedTable, SQLState: "42P01"},
+			{Class: dialect.ErrDuplicateObject, SQLState: "42P07"}, // duplicate_table
+			{Class: dialect.ErrDuplicateObject, SQLState: "42710"}, // duplicate_object
 			{Class: dialect.ErrConnectionLost, SQLState: "08*"},
 			{Class: dialect.ErrConnectionLost, SQLState: "57P01"},
+		},
+		// pg_class holds tables, sequences and indexes under one
+		// namespace; unquoted names are folded, so case never tells two
+		// apart. The advisory lock is per database, held by the session.
+		Naming: dialect.Naming{ReservedWords: reservedWords},
+		SchemaLock: dialect.SchemaLock{
+			Acquire: `SELECT pg_advisory_lock(hashtextextended(#{name}, 0))`,
+			Release: `SELECT pg_advisory_unlock(hashtextextended(#{name}, 0))`,
 		},
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
@@ -123,3 +134,19 @@ func statements() map[dialect.StatementID]string {
 		dialect.DatabaseNow:      `SELECT clock_timestamp()`,
 	}
 }
+
+// reservedWords are the 100 words PostgreSQL 15 refuses as a table or
+// column name: its own pg_get_keywords() with catcode 'R' (reserved) or 'T'
+// (reserved, can be a function or type name), confirmed one by one by
+// creating a table and a column of that name (the conformance suite's
+// TIDEMARK_PROBE_WORDS mode).
+var reservedWords = strings.Fields(`
+ALL ANALYSE ANALYZE AND ANY ARRAY AS ASC ASYMMETRIC AUTHORIZATION BINARY BOTH CASE CAST CHECK
+COLLATE COLLATION COLUMN CONCURRENTLY CONSTRAINT CREATE CROSS CURRENT_CATALOG CURRENT_DATE
+CURRENT_ROLE CURRENT_SCHEMA CURRENT_TIME CURRENT_TIMESTAMP CURRENT_USER DEFAULT DEFERRABLE DESC
+DISTINCT DO ELSE END EXCEPT FALSE FETCH FOR FOREIGN FREEZE FROM FULL GRANT GROUP HAVING ILIKE IN
+INITIALLY INNER INTERSECT INTO IS ISNULL JOIN LATERAL LEADING LEFT LIKE LIMIT LOCALTIME
+LOCALTIMESTAMP NATURAL NOT NOTNULL NULL OFFSET ON ONLY OR ORDER OUTER OVERLAPS PLACING PRIMARY
+REFERENCES RETURNING RIGHT SELECT SESSION_USER SIMILAR SOME SYMMETRIC TABLE TABLESAMPLE THEN TO
+TRAILING TRUE UNION UNIQUE USER USING VARIADIC VERBOSE WHEN WHERE WINDOW WITH
+`)

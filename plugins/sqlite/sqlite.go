@@ -7,6 +7,7 @@ package sqlite
 
 import (
 	"context"
+	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
@@ -58,6 +59,10 @@ func Catalogue() dialect.Catalogue {
 			Row:  `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})`,
 		},
 		Locks: dialect.LockForms{Now: now, SerializesWriters: true, BeginWrite: "BEGIN IMMEDIATE"},
+		// SQLite stores names as written but compares them ignoring ASCII
+		// case; tables and indexes share sqlite_master's namespace. DDL
+		// runs under the database write lock, so no schema lock is needed.
+		Naming: dialect.Naming{ReservedWords: reservedWords},
 		Errors: []dialect.ErrorRule{
 			// SQLITE_CONSTRAINT_PRIMARYKEY (1555) is the event id; the
 			// (aggregate_id, sequence_no) constraint is SQLITE_CONSTRAINT_UNIQUE (2067).
@@ -77,6 +82,7 @@ func Catalogue() dialect.Catalogue {
 			{Class: dialect.ErrLockTimeout, VendorCode: 517}, // SQLITE_BUSY_SNAPSHOT
 			{Class: dialect.ErrLockTimeout, VendorCode: 261}, // SQLITE_BUSY_RECOVERY
 			{Class: dialect.ErrUndefinedTable, MessagePattern: `no such table`},
+			{Class: dialect.ErrDuplicateObject, MessagePattern: `already exists`},
 		},
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
@@ -108,3 +114,15 @@ func statements() map[dialect.StatementID]string {
 		dialect.DatabaseNow:  `SELECT ` + now,
 	}
 }
+
+// reservedWords are the 59 words SQLite refuses as a table or column
+// name: of its keyword list (sqlite.org/lang_keywords.html) and the SQL
+// standard's reserved words, those it does not accept as an identifier,
+// found by creating a table and a column of each name (the conformance
+// suite's TIDEMARK_PROBE_WORDS mode). SQLite takes most keywords as names.
+var reservedWords = strings.Fields(`
+ADD ALL ALTER AND AS AUTOINCREMENT BETWEEN CASE CHECK COLLATE COMMIT CONSTRAINT CREATE DEFAULT
+DEFERRABLE DELETE DISTINCT DROP ELSE ESCAPE EXCEPT EXISTS FOREIGN FROM GROUP HAVING IF IN INDEX
+INSERT INTERSECT INTO IS ISNULL JOIN LIMIT NOT NOTHING NOTNULL NULL ON OR ORDER PRIMARY REFERENCES
+RETURNING SELECT SET TABLE THEN TO TRANSACTION UNION UNIQUE UPDATE USING VALUES WHEN WHERE
+`)

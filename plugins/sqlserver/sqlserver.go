@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"context"
+	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
@@ -94,8 +95,35 @@ func Catalogue() dialect.Catalogue {
 		// refuses keys ending in a space. Case and Unicode normalisation are
 		// exact under BIN2 (code-point order).
 		KeysIgnoreTrailingSpaces: true,
+		// The zero Naming (case ignored, one namespace) is the reading of a
+		// case-insensitive collation, the default, where constraint names
+		// share sys.objects with tables. Not probed here: no SQL Server runs
+		// on this project's machines.
+		Naming: dialect.Naming{ReservedWords: reservedWords},
 	}
 }
+
+// reservedWords are SQL Server's reserved keywords ("Reserved Keywords
+// (Transact-SQL)" of its documentation, the list for SQL Server itself,
+// not the ODBC or future ones).
+var reservedWords = strings.Fields(`
+ADD ALL ALTER AND ANY AS ASC AUTHORIZATION BACKUP BEGIN BETWEEN BREAK BROWSE BULK BY CASCADE CASE
+CHECK CHECKPOINT CLOSE CLUSTERED COALESCE COLLATE COLUMN COMMIT COMPUTE CONSTRAINT CONTAINS
+CONTAINSTABLE CONTINUE CONVERT CREATE CROSS CURRENT CURRENT_DATE CURRENT_TIME CURRENT_TIMESTAMP
+CURRENT_USER CURSOR DATABASE DBCC DEALLOCATE DECLARE DEFAULT DELETE DENY DESC DISK DISTINCT
+DISTRIBUTED DOUBLE DROP DUMP ELSE END ERRLVL ESCAPE EXCEPT EXEC EXECUTE EXISTS EXIT EXTERNAL FETCH
+FILE FILLFACTOR FOR FOREIGN FREETEXT FREETEXTTABLE FROM FULL FUNCTION GOTO GRANT GROUP HAVING
+HOLDLOCK IDENTITY IDENTITYCOL IDENTITY_INSERT IF IN INDEX INNER INSERT INTERSECT INTO IS JOIN KEY
+KILL LEFT LIKE LINENO LOAD MERGE NATIONAL NOCHECK NONCLUSTERED NOT NULL NULLIF OF OFF OFFSETS ON
+OPEN OPENDATASOURCE OPENQUERY OPENROWSET OPENXML OPTION OR ORDER OUTER OVER PERCENT PIVOT PLAN
+PRECISION PRIMARY PRINT PROC PROCEDURE PUBLIC RAISERROR READ READTEXT RECONFIGURE REFERENCES
+REPLICATION RESTORE RESTRICT RETURN REVERT REVOKE RIGHT ROLLBACK ROWCOUNT ROWGUIDCOL RULE SAVE
+SCHEMA SECURITYAUDIT SELECT SEMANTICKEYPHRASETABLE SEMANTICSIMILARITYDETAILSTABLE
+SEMANTICSIMILARITYTABLE SESSION_USER SET SETUSER SHUTDOWN SOME STATISTICS SYSTEM_USER TABLE
+TABLESAMPLE TEXTSIZE THEN TO TOP TRAN TRANSACTION TRIGGER TRUNCATE TRY_CONVERT TSEQUAL UNION UNIQUE
+UNPIVOT UPDATE UPDATETEXT USE USER VALUES VARYING VIEW WAITFOR WHEN WHERE WHILE WITH WITHIN
+WRITETEXT
+`)
 
 // errorRules maps SQL Server error numbers (go-mssqldb's Error.Number) to
 // the core's classes.
@@ -116,6 +144,8 @@ func errorRules() []dialect.ErrorRule {
 		{Class: dialect.ErrSerializationFailure, VendorCode: 3960},
 		{Class: dialect.ErrReadOnly, VendorCode: 3906}, // the database is read-only
 		{Class: dialect.ErrUndefinedTable, VendorCode: 208},
+		{Class: dialect.ErrDuplicateObject, VendorCode: 2714}, // there is already an object named …
+		{Class: dialect.ErrDuplicateObject, VendorCode: 1913}, // index already exists
 		{Class: dialect.ErrQueryCanceled, MessagePattern: `(?i)operation cancel+ed`},
 		{Class: dialect.ErrConnectionLost, MessagePattern: `^driver: bad connection$`},
 		{Class: dialect.ErrConnectionLost, MessagePattern: `(?i)(connection reset by peer|broken pipe|unexpected EOF)`},

@@ -1,0 +1,284 @@
+package conformance
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+)
+
+// WorkerEnv is the environment variable that turns a process started by
+// the suite into a worker: it carries the worker's WorkerJob as JSON.
+const WorkerEnv = "TIDEMARK_CONFORMANCE_WORKER"
+
+// Behaviour between processes (concurrent first starts, later partition
+// leases) is tested with separate OS processes: the suite re-executes its
+// own binary (os.Args[0]) with WorkerEnv set. Such a binary must call
+// MaybeWorker first thing, before anything else runs:
+//
+//	func TestMain(m *testing.M) { conformance.MaybeWorker(); os.Exit(m.Run()) }
+//
+// The worker protocol, one JSON or text line each on stdin and stdout:
+// the worker prepares (opens the database), prints "ready", waits for one
+// line on stdin (the start barrier: the suite releases every worker at
+// once), runs its action and prints "result " followed by a WorkerResult.
+
+// WorkerJob is what one worker process does.
+type WorkerJob struct {
+	// Action names a registered WorkerAction, e.g. "open".
+	Action string `json:"action"`
+	// Catalogue is the dialect's catalogue as the suite loaded it through
+	// the plugin, so the worker needs no plugin lookup of its own.
+	Catalogue dialect.Catalogue `json:"catalogue"`
+	Driver    string            `json:"driver"`
+	DSN       string            `json:"dsn"`
+	// Config is the engine configuration of actions that open an engine.
+	Config engine.Config `json:"config"`
+	// Args are the action's own arguments.
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// WorkerResult is what a worker reports.
+type WorkerResult struct {
+	OK bool `json:"ok"`
+	// ErrorKind is the Go type of the first error of Tidemark's own in the
+	// error's chain (e.g. "*engine.PartitionMismatchError"), or "" for an
+	// error of no such type; Error is its text.
+	ErrorKind string          `json:"error_kind,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"`
+}
+
+// WorkerAction runs a job on an open database; its result (JSON-encodable,
+// may be nil) is reported as WorkerResult.Data.
+type WorkerAction func(ctx context.Context, db *sql.DB, job WorkerJob) (any, error)
+
+var (
+	actionsMu sync.Mutex
+	actions   = map[string]WorkerAction{
+		// open opens an engine with job.Config (creating the schema) and
+		// closes it again.
+		"open": func(ctx context.Context, db *sql.DB, job WorkerJob) (any, error) {
+			e, err := engine.Open(ctx, db, job.Catalogue, job.Config)
+			if err != nil {
+				return nil, err
+			}
+			return nil, e.Close()
+		},
+	}
+)
+
+// RegisterWorkerAction adds an action workers can run (call it from an
+// init function, so the worker process knows it too).
+func RegisterWorkerAction(name string, fn WorkerAction) {
+	actionsMu.Lock()
+	defer actionsMu.Unlock()
+	actions[name] = fn
+}
+
+// MaybeWorker runs the worker job of WorkerEnv and exits, or returns at
+// once when the variable is not set.
+func MaybeWorker() {
+	raw := os.Getenv(WorkerEnv)
+	if raw == "" {
+		return
+	}
+	res := runWorker(raw, bufio.NewReader(os.Stdin))
+	out, _ := json.Marshal(res)
+	fmt.Printf("result %s\n", out)
+	os.Exit(0)
+}
+
+func runWorker(raw string, barrier *bufio.Reader) WorkerResult {
+	var job WorkerJob
+	if err := json.Unmarshal([]byte(raw), &job); err != nil {
+		return errorResult(fmt.Errorf("worker job: %w", err))
+	}
+	actionsMu.Lock()
+	fn := actions[job.Action]
+	actionsMu.Unlock()
+	if fn == nil {
+		return errorResult(fmt.Errorf("unknown worker action %q", job.Action))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	db, err := sql.Open(job.Driver, job.DSN)
+	if err != nil {
+		return errorResult(err)
+	}
+	defer db.Close()
+	if err := db.PingContext(ctx); err != nil {
+		return errorResult(fmt.Errorf("worker ping: %w", err))
+	}
+	fmt.Println("ready")
+	if _, err := barrier.ReadString('\n'); err != nil {
+		return errorResult(fmt.Errorf("waiting for the start barrier: %w", err))
+	}
+	data, err := fn(ctx, db, job)
+	if err != nil {
+		return errorResult(err)
+	}
+	res := WorkerResult{OK: true}
+	if data != nil {
+		if res.Data, err = json.Marshal(data); err != nil {
+			return errorResult(err)
+		}
+	}
+	return res
+}
+
+func errorResult(err error) WorkerResult {
+	return WorkerResult{ErrorKind: errorKind(err), Error: err.Error()}
+}
+
+// errorKind is the type of the first error of this module's own packages in
+// err's chain (depth first).
+func errorKind(err error) string {
+	if err == nil {
+		return ""
+	}
+	t := reflect.TypeOf(err)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if strings.HasPrefix(t.PkgPath(), "github.com/tidemarkdb/tidemark/") {
+		return reflect.TypeOf(err).String()
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return errorKind(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if k := errorKind(e); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// errNoWorkers is returned when the running binary does not call
+// MaybeWorker (it printed no "ready").
+var errNoWorkers = errors.New("this binary does not run conformance workers: call conformance.MaybeWorker() first thing in its main or TestMain")
+
+// worker is one started worker process.
+type worker struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  *bufio.Scanner
+	stderr *lockedBuffer
+}
+
+// lockedBuffer collects a worker's stderr, written by exec's copier while
+// the suite may read it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// RunWorkers starts one OS process per job (this binary, re-executed),
+// waits until each is ready, releases them together and returns their
+// results in job order.
+func RunWorkers(ctx context.Context, jobs []WorkerJob) ([]WorkerResult, error) {
+	ws := make([]*worker, 0, len(jobs))
+	defer func() {
+		for _, w := range ws {
+			w.stdin.Close()
+			_ = w.cmd.Process.Kill()
+			_ = w.cmd.Wait()
+		}
+	}()
+	for _, job := range jobs {
+		w, err := startWorker(ctx, job)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	for _, w := range ws {
+		if !w.lines.Scan() || w.lines.Text() != "ready" {
+			return nil, workerFailure(w, errNoWorkers)
+		}
+	}
+	for _, w := range ws { // the start barrier
+		if _, err := io.WriteString(w.stdin, "go\n"); err != nil {
+			return nil, workerFailure(w, err)
+		}
+	}
+	out := make([]WorkerResult, len(ws))
+	for i, w := range ws {
+		got := false
+		for !got && w.lines.Scan() {
+			if rest, ok := strings.CutPrefix(w.lines.Text(), "result "); ok {
+				if err := json.Unmarshal([]byte(rest), &out[i]); err != nil {
+					return nil, workerFailure(w, err)
+				}
+				got = true
+			}
+		}
+		if !got {
+			return nil, workerFailure(w, errors.New("worker ended without a result"))
+		}
+	}
+	return out, nil
+}
+
+func startWorker(ctx context.Context, job WorkerJob) (*worker, error) {
+	raw, err := json.Marshal(job)
+	if err != nil {
+		return nil, err
+	}
+	var args []string
+	if testing.Testing() {
+		args = []string{"-test.run=^$"} // a binary without MaybeWorker runs no test
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), WorkerEnv+"="+string(raw))
+	w := &worker{cmd: cmd, stderr: &lockedBuffer{}}
+	cmd.Stderr = w.stderr
+	if w.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	w.lines = bufio.NewScanner(stdout)
+	w.lines.Buffer(make([]byte, 64<<10), 16<<20)
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func workerFailure(w *worker, err error) error {
+	if s := strings.TrimSpace(w.stderr.String()); s != "" {
+		return fmt.Errorf("%w (worker stderr: %s)", err, firstLine(s))
+	}
+	return err
+}
