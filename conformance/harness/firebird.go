@@ -48,11 +48,15 @@ type fbInstall struct {
 	isql   string // isql (Debian: isql-fb)
 }
 
-// fbLocate finds Firebird 3: Debian's split layout (/usr/sbin/firebird,
-// /usr/lib/<arch>/firebird/3.0) or the upstream tarball's /opt/firebird.
+// fbRoots are where Firebird 3 installs: Debian's split layout
+// (/usr/lib/<arch>/firebird/3.0, server in /usr/sbin) or the upstream
+// tarball's /opt/firebird. A variable so tests can point elsewhere.
+var fbRoots = []string{"/usr/lib/*/firebird/3.0", "/usr/lib/firebird/3.0", "/opt/firebird"}
+
+// fbLocate finds a Firebird 3 installation under fbRoots.
 func fbLocate() (*fbInstall, error) {
 	var roots []string
-	for _, g := range []string{"/usr/lib/*/firebird/3.0", "/usr/lib/firebird/3.0", "/opt/firebird"} {
+	for _, g := range fbRoots {
 		m, _ := filepath.Glob(g)
 		roots = append(roots, m...)
 	}

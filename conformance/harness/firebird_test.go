@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +156,58 @@ func fbChildMain() {
 		fmt.Println("CHILD-READY " + fbAddr(db.DSN) + "," + s.dir)
 	}
 	select {} // wait to be killed
+}
+
+// withFbRoots points the Firebird lookup at roots for one test.
+func withFbRoots(t *testing.T, roots ...string) {
+	t.Helper()
+	old := fbRoots
+	fbRoots = roots
+	t.Cleanup(func() { fbRoots = old })
+}
+
+// TestFirebirdNotInstalledSkips: no installation is a *Skipped whose reason
+// says what is missing and how to install it.
+func TestFirebirdNotInstalledSkips(t *testing.T) {
+	withFbRoots(t, filepath.Join(t.TempDir(), "none"))
+	p := NewProvider()
+	defer p.Close()
+	_, err := p.Open(context.Background(), EngineFirebird, "")
+	var sk *Skipped
+	if !errors.As(err, &sk) {
+		t.Fatalf("want *Skipped, got %v", err)
+	}
+	if !strings.Contains(sk.Reason, "Firebird 3 is not installed") || !strings.Contains(sk.Reason, "setup-debian.sh firebird3.0-server") {
+		t.Errorf("reason does not say what is missing and how to install it: %s", sk.Reason)
+	}
+}
+
+// TestFirebirdBrokenIsAnError: an installation whose server exits at once
+// is a real error naming the server, not a skip.
+func TestFirebirdBrokenIsAnError(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []struct{ path, body string }{
+		{"plugins/libEngine12.so", ""},
+		{"bin/isql", "#!/bin/sh\ncat >/dev/null\nexit 0\n"},
+		{"bin/firebird", "#!/bin/sh\necho 'cannot start: broken on purpose' >&2\nexit 3\n"},
+	} {
+		p := filepath.Join(root, f.path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(f.body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withFbRoots(t, root)
+	p := NewProvider()
+	defer p.Close()
+	_, err := p.Open(context.Background(), EngineFirebird, "")
+	var sk *Skipped
+	if err == nil || errors.As(err, &sk) {
+		t.Fatalf("want a real error, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "failed to start") || !strings.Contains(err.Error(), "broken on purpose") {
+		t.Errorf("error does not say the server failed and why: %v", err)
+	}
 }

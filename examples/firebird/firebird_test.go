@@ -16,6 +16,7 @@ import (
 	"github.com/tidemarkdb/tidemark/conformance/harness" // also registers the "firebirdsql" driver
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/examples/firebird"
 )
 
@@ -324,4 +325,30 @@ WHERE MON$STATE = 1 AND MON$ATTACHMENT_ID <> CURRENT_CONNECTION AND MON$SQL_TEXT
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestEventTimesKeep100Microseconds documents an engine fact the contract
+// cannot declare today (issue 9, item 6: the time precision the engine
+// stores): Firebird 3's TIMESTAMP holds 1/10000 s, so an event time comes
+// back cut to 100 µs, silently; no conformance test checks it. The test
+// pins the exact truncation, so a change (e.g. a driver rounding instead)
+// is noticed.
+func TestEventTimesKeep100Microseconds(t *testing.T) {
+	e, _ := openEngine(t)
+	ctx := context.Background()
+	s := eventstore.New(e, nil)
+	at := time.Date(2026, 3, 1, 12, 34, 56, 123456789, time.UTC)
+	ev := eventstore.Event{Type: "test.Timed", Payload: []byte(`{}`), OccurredAt: at}
+	if _, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "t-1", Events: []eventstore.Event{ev}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, "bank.Account", "t-1", -1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("load: %v, %d events", err, len(got))
+	}
+	want := at.Truncate(100 * time.Microsecond)
+	if !got[0].OccurredAt.Equal(want) {
+		t.Fatalf("occurred_at %v, want %v (appended %v)", got[0].OccurredAt.UTC(), want, at)
+	}
+	t.Logf("appended %s, read back %s: %v lost", at.Format(time.RFC3339Nano), got[0].OccurredAt.UTC().Format(time.RFC3339Nano), at.Sub(want))
 }
