@@ -22,6 +22,10 @@
 // MySQL DSN, no local MySQL and no Docker; Database.Note then says that MySQL
 // is being stood in for by MariaDB.
 //
+// Firebird 3 ("firebird", for third-party-style dialects such as
+// examples/firebird) comes only from a local installation (Debian's
+// firebird3.0-server): see firebird.go.
+//
 // SQLite needs no server: every Open makes a new file in a temporary
 // directory. H2 and HSQLDB come from the JDBC bridge through the JavaEngines
 // hook.
@@ -73,7 +77,7 @@ var Engines = []string{EnginePostgres, EngineMariaDB, EngineMySQL, EngineSQLServ
 // Database is a ready, empty database for one test run.
 type Database struct {
 	// Engine is one of "postgres", "mariadb", "mysql", "sqlserver", "h2",
-	// "hsqldb", "sqlite".
+	// "hsqldb", "sqlite", "firebird".
 	Engine string
 	// DriverName is the database/sql driver name to use with DSN, e.g.
 	// "pgx", "postgres" (lib/pq), "mysql", "sqlite", "jdbcbridge",
