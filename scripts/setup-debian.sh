@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # setup-debian.sh — install the database servers and Java pieces the
-# conformance suite uses (PostgreSQL, MariaDB, a headless JDK, H2, HSQLDB).
+# conformance suite uses (PostgreSQL, MariaDB, a headless JDK, H2, HSQLDB,
+# Firebird 3 for examples/firebird).
 #
 # Idempotent, for Debian 12. Packages already present are not touched and,
 # when nothing is missing, apt is not run at all. It does not start any
@@ -23,8 +24,9 @@ declare -A want=(
 	[default-jdk-headless]="cmd:javac"
 	[libh2-java]="file:/usr/share/java/h2.jar"
 	[libhsqldb-java]="file:/usr/share/java/hsqldb.jar"
+	[firebird3.0-server]="glob:/usr/sbin/firebird /usr/bin/isql-fb /usr/share/firebird/*/security.sql"
 )
-all=(postgresql mariadb-server default-jdk-headless libh2-java libhsqldb-java)
+all=(postgresql mariadb-server default-jdk-headless libh2-java libhsqldb-java firebird3.0-server)
 
 if_needed=0
 if [ "${1:-}" = "--if-needed" ]; then
@@ -46,6 +48,9 @@ usable() { # check
 	cmd) command -v "$what" >/dev/null 2>&1 || [ -x "/usr/sbin/$what" ] ;;
 	file) [ -e "$what" ] ;;
 	initdb) compgen -G "$what" >/dev/null ;;
+	glob) # every space-separated pattern matches something
+		local g
+		for g in $what; do compgen -G "$g" >/dev/null || return 1; done ;;
 	*) return 1 ;;
 	esac
 }

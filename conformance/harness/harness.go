@@ -22,6 +22,10 @@
 // MySQL DSN, no local MySQL and no Docker; Database.Note then says that MySQL
 // is being stood in for by MariaDB.
 //
+// Firebird 3 ("firebird", for third-party-style dialects such as
+// examples/firebird) comes only from a local installation (Debian's
+// firebird3.0-server): see firebird.go.
+//
 // SQLite needs no server: every Open makes a new file in a temporary
 // directory. H2 and HSQLDB come from the JDBC bridge through the JavaEngines
 // hook.
@@ -62,15 +66,18 @@ const (
 	EngineH2        = "h2"
 	EngineHSQLDB    = "hsqldb"
 	EngineSQLite    = "sqlite"
+	// EngineFirebird is Firebird 3, served to third-party-style dialects
+	// (examples/firebird); no built-in plugin runs on it.
+	EngineFirebird = "firebird"
 )
 
 // Engines lists every engine name Provider.Open knows, in a stable order.
-var Engines = []string{EnginePostgres, EngineMariaDB, EngineMySQL, EngineSQLServer, EngineH2, EngineHSQLDB, EngineSQLite}
+var Engines = []string{EnginePostgres, EngineMariaDB, EngineMySQL, EngineSQLServer, EngineH2, EngineHSQLDB, EngineSQLite, EngineFirebird}
 
 // Database is a ready, empty database for one test run.
 type Database struct {
 	// Engine is one of "postgres", "mariadb", "mysql", "sqlserver", "h2",
-	// "hsqldb", "sqlite".
+	// "hsqldb", "sqlite", "firebird".
 	Engine string
 	// DriverName is the database/sql driver name to use with DSN, e.g.
 	// "pgx", "postgres" (lib/pq), "mysql", "sqlite", "jdbcbridge",
@@ -126,6 +133,7 @@ var drivers = map[string][]string{
 	EngineH2:        {"jdbcbridge"},
 	EngineHSQLDB:    {"jdbcbridge"},
 	EngineSQLite:    {"sqlite"},
+	EngineFirebird:  {"firebirdsql"},
 }
 
 // server is one running (or reachable) database server shared by all Opens
@@ -264,6 +272,13 @@ func (p *Provider) locate(ctx context.Context, engine string) (server, error) {
 			return srv, err
 		}
 		why = append(why, err.Error())
+	case EngineFirebird:
+		// A local installation only: no DSN variable, no container.
+		srv, err := startFirebird(ctx)
+		if srv != nil || !isNotInstalled(err) {
+			return srv, err
+		}
+		return nil, &Skipped{Reason: "no server: " + err.Error()}
 	case EngineSQLServer:
 		why = append(why, "SQL Server cannot be installed locally here and no "+envVar[engine]+" is set")
 	}

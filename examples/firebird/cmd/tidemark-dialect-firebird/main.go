@@ -1,0 +1,10 @@
+// Command tidemark-dialect-firebird serves the Firebird 3 example dialect to
+// a Tidemark host.
+package main
+
+import (
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/examples/firebird"
+)
+
+func main() { dialect.Serve(firebird.New()) }

@@ -1,0 +1,354 @@
+package firebird_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/conformance"
+	"github.com/tidemarkdb/tidemark/conformance/harness" // also registers the "firebirdsql" driver
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/examples/firebird"
+)
+
+// passing are the conformance tests this dialect passes on Firebird 3 with
+// today's contract (two skip, by the suite's own reasoning, on any
+// COUNTER_ROW dialect). TestConformance runs exactly these.
+var passing = []string{
+	"catalogue/complete_and_well_formed",
+	"schema/never_mode_missing_table",
+	"schema/invalid_identifiers_refused",
+	"schema/long_derived_names",
+	"positions/wrong_sequence_cache", // skip: COUNTER_ROW has no sequence
+	"hwm/foreign_horizon_discarded",  // skip: COUNTER_ROW has no horizon
+	"querytable/unique_mismatch_refused",
+	"querytable/missing_table_with_creation_off",
+}
+
+// fixture is why most tests are excluded: their engine.Open uses the
+// suite's default configuration, whose query table "account-summary"
+// declares balance DECIMAL(38,10). Firebird 3 stops at 18 digits, so
+// creating that table fails ("Dynamic SQL Error / SQL error code = -842 /
+// Precision must be from 1 to 18") before the test does anything else.
+// Fixed by: the suite's fixture using the widest decimal the dialect
+// declares (issue 9, items 6 and 7). Behind it waits a second refusal of
+// the same table: opened_at is TIMESTAMP, which Firebird 3 stores to 1/10000
+// s, and the query-table check demands 6 fractional digits for an instant
+// ("found TIMESTAMP(4), declared TEMPORAL_INSTANT TIMESTAMP"). Fixed by: a
+// declared time precision (item 6).
+const fixture = "default query table: DECIMAL(38,10) > 18 digits, then TIMESTAMP(4) < 6 digits"
+
+// excluded lists every other test of the suite and why it fails on
+// Firebird 3 today. README.md gives the exact failure of each and what a
+// run shows once the fixture is out of the way.
+var excluded = map[string]string{
+	"schema/create_twice":                          fixture,
+	"schema/read_back_columns_and_indexes":         fixture + "; then: the spec's index names (idx_<table>_<suffix>, up to 40 characters) are checked literally, this dialect names them ix_<table>_<short> to fit 31 (no declared naming rule, item 3)",
+	"schema/read_back_column_types":                fixture,
+	"schema/seeds_not_overwritten":                 fixture,
+	"schema/never_mode_existing_schema":            fixture,
+	"schema/prefixes":                              "ACME_EVENT_CAPTURE_GLOBAL_POSITION is 34 characters, Firebird 3 allows 31: refused with NameTooLongError before any SQL (no declared naming rule, item 3; tables too, not only derived objects)",
+	"eventstore/payload_round_trip":                fixture,
+	"eventstore/key_edge_cases":                    fixture,
+	"eventstore/expected_versions":                 fixture,
+	"eventstore/optimistic_locking_concurrent":     fixture,
+	"eventstore/duplicate_event_id":                fixture,
+	"eventstore/batch_all_or_nothing":              fixture,
+	"eventstore/caller_transaction":                fixture,
+	"eventstore/per_aggregate_tables_global_order": fixture,
+	"eventstore/partitions":                        fixture,
+	"eventstore/partition_count_mismatch":          fixture,
+	"eventstore/snapshots":                         fixture,
+	"eventstore/connection_lost_mid_transaction":   fixture,
+	"positions/gapless_after_rollback":             fixture,
+	"hwm/interleaved_commits_tail_reader":          fixture,
+	"hwm/long_transaction_holds_mark":              fixture,
+	"hwm/two_advancers_lease":                      fixture,
+	"hwm/metrics":                                  fixture,
+	"querytable/declared_shape_accepted":           fixture,
+	"querytable/missing_column_refused":            fixture,
+	"querytable/kind_mismatch_refused":             "idx_kind_check_number_integral_val is 34 characters: the core does not length-check a name built from two placeholders (item 8), CREATE INDEX fails with \"Name longer than database column size\"",
+	"querytable/narrower_decimal_refused":          "declares DECIMAL(19,2) and DECIMAL(24,4): \"Precision must be from 1 to 18\" (the test's precisions are fixed, not the engine's widest, items 6 and 7)",
+	"errors/unique_violation":                      fixture,
+	"errors/not_null_violation":                    fixture,
+	"errors/foreign_key_violation":                 fixture,
+	"errors/deadlock":                              fixture,
+	"errors/lock_timeout":                          fixture + "; then a skip: Firebird 3 sets a lock timeout per transaction (SET TRANSACTION … LOCK TIMEOUT n), not per session (no declared isolation / lock timeout, item 3)",
+	"errors/read_only_transaction":                 fixture,
+}
+
+var provider *harness.Provider
+
+func TestMain(m *testing.M) {
+	provider = harness.NewProvider()
+	code := m.Run()
+	provider.Close()
+	dialect.CleanupClients()
+	os.Exit(code)
+}
+
+// freshFirebird returns a new empty Firebird database, or skips the test
+// with the harness's reason when Firebird 3 is not installed here.
+func freshFirebird(t *testing.T) *harness.Database {
+	t.Helper()
+	db, err := provider.Open(context.Background(), harness.EngineFirebird, firebird.DriverName)
+	var skipped *harness.Skipped
+	if errors.As(err, &skipped) {
+		t.Skipf("no Firebird here: %s", skipped.Reason)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// buildPlugin builds the plugin binary exactly as it ships.
+func buildPlugin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "tidemark-dialect-firebird")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/tidemark-dialect-firebird")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the plugin: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func target(bin string, only []string) conformance.Target {
+	return conformance.Target{
+		Name:   "firebird",
+		Load:   dialect.LoadOptions{Path: bin},
+		Driver: firebird.DriverName,
+		Only:   only,
+		Fresh: func(ctx context.Context) (string, func(), error) {
+			db, err := provider.Open(ctx, harness.EngineFirebird, firebird.DriverName)
+			if err != nil {
+				return "", nil, err
+			}
+			return db.DSN, nil, nil
+		},
+	}
+}
+
+// TestConformance runs the conformance suite against the plugin binary,
+// out of process, on fresh Firebird 3 databases, restricted to the tests
+// that pass today (see excluded for the rest, and README.md).
+func TestConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the conformance suite on a Firebird server")
+	}
+	freshFirebird(t) // probe: skip early, with the reason, when Firebird is unavailable
+	conformance.Run(t, target(buildPlugin(t), passing))
+	t.Logf("\n%s", conformance.DefaultMatrix)
+}
+
+// TestConformanceAll runs the whole suite, failures included, when
+// TIDEMARK_FIREBIRD_ALL=1: the run README.md's matrix comes from.
+// TIDEMARK_FIREBIRD_ONLY (space-separated prefixes) narrows it.
+func TestConformanceAll(t *testing.T) {
+	if os.Getenv("TIDEMARK_FIREBIRD_ALL") != "1" {
+		t.Skip("set TIDEMARK_FIREBIRD_ALL=1 to run the whole suite, failures included (see README.md)")
+	}
+	freshFirebird(t)
+	conformance.Run(t, target(buildPlugin(t), strings.Fields(os.Getenv("TIDEMARK_FIREBIRD_ONLY"))))
+	t.Logf("\n%s", conformance.DefaultMatrix)
+}
+
+// TestEveryTestAccountedFor keeps passing and excluded honest: every test
+// of the suite is in exactly one of them, so a new suite test is neither
+// silently skipped nor silently run.
+func TestEveryTestAccountedFor(t *testing.T) {
+	suite := map[string]bool{}
+	for _, tc := range conformance.Tests() {
+		suite[tc.Name] = true
+	}
+	in := map[string]bool{}
+	for _, n := range passing {
+		in[n] = true
+		if !suite[n] {
+			t.Errorf("passing names %s, which the suite does not have", n)
+		}
+		if _, ok := excluded[n]; ok {
+			t.Errorf("%s is both passing and excluded", n)
+		}
+	}
+	var missing []string
+	for n := range suite {
+		if !in[n] && excluded[n] == "" {
+			missing = append(missing, n)
+		}
+	}
+	for n := range excluded {
+		if !suite[n] {
+			t.Errorf("excluded names %s, which the suite does not have", n)
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("suite tests neither passing nor excluded (run them with TIDEMARK_FIREBIRD_ALL=1 and add each to one list): %v", missing)
+	}
+}
+
+// openEngine opens the engine in process on a fresh database, without the
+// suite's fixture, so the counter can be exercised today.
+func openEngine(t *testing.T) (*engine.Engine, *sql.DB) {
+	t.Helper()
+	d := freshFirebird(t)
+	db, err := sql.Open(d.DriverName, d.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e, err := engine.Open(context.Background(), db, firebird.Catalogue(), engine.Config{Partitions: 8})
+	if err != nil {
+		t.Fatalf("engine.Open: %v", err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e, db
+}
+
+// TestCounterRetriesUpdateConflict: a second append's PositionAllocate that
+// waits for the counter row while the first append holds it must, once the
+// first commits, take the row and return the next value, not fail with
+// "update conflicts with concurrent update" as the plain ANSI UPDATE does
+// on this first-updater-wins engine. The second statement is known to be
+// waiting (active in MON$STATEMENTS) before the first commits, so the
+// conflict really happens; no timing is asserted.
+func TestCounterRetriesUpdateConflict(t *testing.T) {
+	e, db := openEngine(t)
+	ctx := context.Background()
+	counter := e.Names.Shared["event_store_global_position_table"]
+	fill := func(tmpl string) string {
+		t.Helper()
+		s, err := dialect.Fill(tmpl, map[string]string{"position_table": counter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dialect.Compile(s, dialect.PlaceholderQuestion).SQL
+	}
+	cases := []struct {
+		name      string
+		allocate  string
+		conflicts bool
+	}{
+		{"firebird EXECUTE BLOCK with retry", fill(e.Cat.Statements[dialect.PositionAllocate]), false},
+		{"ANSI UPDATE (for contrast)", fill(dialect.ANSI().Statements[dialect.PositionAllocate]), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var start int64
+			if err := db.QueryRowContext(ctx, "SELECT val FROM "+counter+" WHERE id = 1").Scan(&start); err != nil {
+				t.Fatal(err)
+			}
+			run := func(tx *sql.Tx, n int) (int64, error) {
+				if !c.conflicts {
+					var v int64
+					err := tx.QueryRowContext(ctx, c.allocate, n).Scan(&v)
+					return v, err
+				}
+				_, err := tx.ExecContext(ctx, c.allocate, n)
+				return 0, err
+			}
+			holder, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := run(holder, 1); err != nil {
+				t.Fatalf("holder: %v", err)
+			}
+			waiter, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer waiter.Rollback()
+			type result struct {
+				v   int64
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				v, err := run(waiter, 2)
+				done <- result{v, err}
+			}()
+			waitActive(t, db, c.allocate)
+			if err := holder.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if c.conflicts {
+				if r.err == nil || !strings.Contains(r.err.Error(), "update conflicts with concurrent update") {
+					t.Fatalf("the ANSI counter was expected to hit an update conflict, got %v", r.err)
+				}
+				t.Logf("ANSI counter after the holder committed: %v", strings.ReplaceAll(r.err.Error(), "\n", " / "))
+				return
+			}
+			if r.err != nil {
+				t.Fatalf("waiter: %v", r.err)
+			}
+			if r.v != start+3 {
+				t.Fatalf("waiter got %d, want %d (the holder's +1, then its own +2)", r.v, start+3)
+			}
+			if err := waiter.Commit(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// waitActive waits until a statement starting like sqlText is running on
+// another attachment (it is then waiting for the counter row's lock). The
+// bound is a guard against a hang, not an assertion.
+func waitActive(t *testing.T, db *sql.DB, sqlText string) {
+	t.Helper()
+	prefix := strings.Fields(sqlText)[0]
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		err := db.QueryRow(`SELECT COUNT(*) FROM MON$STATEMENTS
+WHERE MON$STATE = 1 AND MON$ATTACHMENT_ID <> CURRENT_CONNECTION AND MON$SQL_TEXT STARTING WITH ?`, prefix).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no active %s statement after 30 s", prefix)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestEventTimesKeep100Microseconds documents an engine fact the contract
+// cannot declare today (issue 9, item 6: the time precision the engine
+// stores): Firebird 3's TIMESTAMP holds 1/10000 s, so an event time comes
+// back cut to 100 µs, silently; no conformance test checks it. The test
+// pins the exact truncation, so a change (e.g. a driver rounding instead)
+// is noticed.
+func TestEventTimesKeep100Microseconds(t *testing.T) {
+	e, _ := openEngine(t)
+	ctx := context.Background()
+	s := eventstore.New(e, nil)
+	at := time.Date(2026, 3, 1, 12, 34, 56, 123456789, time.UTC)
+	ev := eventstore.Event{Type: "test.Timed", Payload: []byte(`{}`), OccurredAt: at}
+	if _, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "t-1", Events: []eventstore.Event{ev}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, "bank.Account", "t-1", -1)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("load: %v, %d events", err, len(got))
+	}
+	want := at.Truncate(100 * time.Microsecond)
+	if !got[0].OccurredAt.Equal(want) {
+		t.Fatalf("occurred_at %v, want %v (appended %v)", got[0].OccurredAt.UTC(), want, at)
+	}
+	t.Logf("appended %s, read back %s: %v lost", at.Format(time.RFC3339Nano), got[0].OccurredAt.UTC().Format(time.RFC3339Nano), at.Sub(want))
+}
