@@ -48,6 +48,11 @@ func Catalogue() dialect.Catalogue {
 	// use SET TERM; "^" is the customary choice.
 	c.Identity.StatementTerminator = "\n^"
 
+	// Index names live apart from table names (RDB$INDICES); words refused
+	// as names beyond SQL:2016's, found by schema/naming_reserved_words_declared.
+	c.Naming.IndexScope = dialect.IndexScopeSchema
+	c.Naming.ReservedWords = append(dialect.SQLReservedWords(), "ADD", "INDEX", "VIEW", "_ROWID_")
+
 	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl())
 	c.Errors = append(errorRules(), c.Errors...)
 	c.Introspection = introspection()

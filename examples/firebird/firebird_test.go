@@ -32,6 +32,11 @@ var passing = []string{
 	"hwm/foreign_horizon_discarded",  // skip: COUNTER_ROW has no horizon
 	"querytable/unique_mismatch_refused",
 	"querytable/missing_table_with_creation_off",
+	"schema/naming_rules_declared",
+	"schema/naming_case_fold_refused",
+	"schema/naming_roles_refused",
+	"schema/naming_reserved_words_declared",
+	"schema/naming_reserved_word_refused",
 }
 
 // fixture is why most tests are excluded: their engine.Open uses the
@@ -84,11 +89,24 @@ var excluded = map[string]string{
 	"errors/deadlock":                              fixture,
 	"errors/lock_timeout":                          fixture + "; then a skip: Firebird 3 sets a lock timeout per transaction (SET TRANSACTION … LOCK TIMEOUT n), not per session (no declared isolation / lock timeout, item 3)",
 	"errors/read_only_transaction":                 fixture,
+	"errors/store_paths_classified":                fixture,
+	"schema/naming_long_composite_refused":         "the test's 63-character table name is over Firebird 3's 31: refused for the table itself before the composite name is reached, and the test's existence check then fails on the over-long name (the suite does not adapt to the identifier limit yet, item 7)",
+	"schema/concurrent_first_start":                fixture + "; then: Firebird answers a concurrent CREATE with \"unsuccessful metadata update\", which this dialect does not classify as duplicate_object yet",
+	"schema/partition_mismatch_before_ddl":         fixture,
+	"schema/partition_count_race":                  "concurrent first starts: \"unsuccessful metadata update\" (see schema/concurrent_first_start)",
+	"keys/trailing_space_distinct_streams":         fixture,
+	"keys/case_distinct":                           fixture,
+	"keys/nfc_nfd_distinct":                        fixture,
+	"keys/key_columns_exact":                       fixture,
+	"keys/aggregate_id_taken_by_other_type":        fixture,
+	"keys/event_id_canonical":                      fixture,
+	"keys/invalid_utf8_refused":                    fixture,
 }
 
 var provider *harness.Provider
 
 func TestMain(m *testing.M) {
+	conformance.MaybeWorker() // multi-process tests re-execute this binary
 	provider = harness.NewProvider()
 	code := m.Run()
 	provider.Close()
