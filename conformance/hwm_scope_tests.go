@@ -98,6 +98,18 @@ func testStopIsNotFailure(t T, env *Env) {
 	if err := <-stopped; err != nil {
 		t.Errorf("Run after a stop in the middle of a cycle returned %v, want nil", err)
 	}
+	// Anywhere in a cycle: stops at spread-out moments while there is work
+	// (inside a horizon check's transaction too, where lib/pq used to say
+	// "transaction has already been committed or rolled back").
+	for i := range 20 {
+		p2 = appendOne()
+		a, stop := run(fmt.Sprintf("stop-%d", i))
+		a.Nudge()
+		time.Sleep(time.Duration(i%5) * time.Millisecond)
+		if err := stop(); err != nil {
+			t.Errorf("Run after stop %d returned %v, want nil", i, err)
+		}
+	}
 	for _, err := range rec.failures() {
 		t.Errorf("a stop was reported as a failure: %v", err)
 	}
