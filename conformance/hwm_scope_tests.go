@@ -41,12 +41,35 @@ func testStopIsNotFailure(t T, env *Env) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rec := &failureRecorder{}
-	run := func(owner string) (*hwm.Advancer, func() error) {
-		a := hwm.New(e, hwm.Options{Owner: owner, Metrics: rec, PollInterval: 10 * time.Millisecond})
+	// Each advancer runs on a pool of its own, closed after its stop: a
+	// driver may still deliver a cancellation to the connection it used
+	// (the JDBC bridge's is asynchronous), which must not reach the next
+	// statement of the test or of the next advancer.
+	// run starts an advancer (made by open before any row is held) and
+	// returns its stop, which closes its pool.
+	open := func(owner string) (*hwm.Advancer, func()) {
+		db := env.OpenDB()
+		ae, err := engine.Open(ctx, db, env.Catalogue, defaultConfig())
+		if err != nil {
+			t.Fatalf("engine.Open: %v", err)
+		}
+		a := hwm.New(ae, hwm.Options{Owner: owner, Metrics: rec, PollInterval: 10 * time.Millisecond})
+		return a, func() { ae.Close(); db.Close() }
+	}
+	start := func(a *hwm.Advancer, closePool func()) func() error {
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- a.Run(runCtx) }()
-		return a, func() error { stop(); return <-done }
+		return func() error {
+			stop()
+			err := <-done
+			closePool()
+			return err
+		}
+	}
+	run := func(owner string) (*hwm.Advancer, func() error) {
+		a, closePool := open(owner)
+		return a, start(a, closePool)
 	}
 	appendOne := func() int64 {
 		t.Helper()
@@ -76,6 +99,7 @@ func testStopIsNotFailure(t T, env *Env) {
 	// cycle, which has work, waits on it (it cannot finish while the row
 	// is held); the stop arrives during that wait.
 	p2 := appendOne()
+	mid, closeMid := open("stop-mid-cycle")
 	blocker, err := env.DB.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +109,7 @@ func testStopIsNotFailure(t T, env *Env) {
 		_ = blocker.Rollback()
 		t.Fatal(err)
 	}
-	_, stop = run("stop-mid-cycle")
+	stop = start(mid, closeMid)
 	time.Sleep(100 * time.Millisecond) // let the cycle reach the held row; not an assertion
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
