@@ -109,7 +109,8 @@ const (
 	// transaction of this database can draw a position of its sequence, so
 	// a transaction may be left out only when the server positively places
 	// it in another database; one it cannot place must count. When absent,
-	// or when it fails, the core uses OldestRunningXID (cluster-wide).
+	// or when the server refuses it (an SQLSTATE error such as 42501), the
+	// core uses OldestRunningXID (cluster-wide) from then on.
 	OldestHolderXID StatementID = "xid.oldest_holder"
 	// HWMNotify, optional, tells other processes the mark of #{topic} moved
 	// (e.g. pg_notify). Run after the advancing transaction commits.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/sqlerr"
 )
 
 // Scope says which transactions a horizon check waited for.
@@ -129,15 +130,15 @@ func (e *oldestHolderError) Error() string {
 func (e *oldestHolderError) Unwrap() error { return e.err }
 
 // horizonPassed tells whether every transaction older than horizon that
-// may have drawn a position of this database ended. A failing
-// xid.oldest_holder (privileges, an engine without the catalog views) is
-// not fatal: the cluster-wide check is always safe, only slower to pass, so
-// the advancer switches to it once and says so.
+// may have drawn a position of this database ended. xid.oldest_holder
+// refused by the server (privileges, a server without the catalog views or
+// functions) is not fatal: the cluster-wide check is always safe, only
+// slower to pass, so the advancer switches to it for good and says so.
 func (a *Advancer) horizonPassed(ctx context.Context, horizon int64) (horizonState, error) {
 	scope := a.Scope()
 	st, err := a.checkHorizon(ctx, horizon, scope)
 	var ohe *oldestHolderError
-	if err != nil && scope == ScopeDatabase && ctx.Err() == nil && errors.As(err, &ohe) {
+	if err != nil && scope == ScopeDatabase && ctx.Err() == nil && errors.As(err, &ohe) && a.refused(ohe.err) {
 		a.mu.Lock()
 		a.clusterWide = true
 		a.mu.Unlock()
@@ -147,6 +148,22 @@ func (a *Advancer) horizonPassed(ctx context.Context, horizon int64) (horizonSta
 		st, err = a.checkHorizon(ctx, horizon, ScopeCluster)
 	}
 	return st, err
+}
+
+// refused tells a refusal of the statement by the server (an SQLSTATE such
+// as 42501 insufficient privilege, or 42883 for a missing function) from a
+// passing failure (a lost connection, a canceled or deadlocked statement),
+// after which the cycle fails as any other and the next one tries again.
+func (a *Advancer) refused(err error) bool {
+	if sqlerr.Extract(err).SQLState == "" {
+		return false
+	}
+	switch a.e.Errors.Classify(err) {
+	case dialect.ErrConnectionLost, dialect.ErrQueryCanceled, dialect.ErrDeadlock,
+		dialect.ErrSerializationFailure, dialect.ErrLockTimeout:
+		return false
+	}
+	return true
 }
 
 // checkHorizon runs one horizon check in its own transaction: the oldest

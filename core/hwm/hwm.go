@@ -19,10 +19,10 @@
 // transaction known to belong to another database of the cluster does not
 // hold the mark. Known means positively identified (its backend or prepared
 // transaction names another database); a transaction that cannot be placed
-// still holds the mark. When that statement is missing or fails (a role
-// denied pg_stat_activity, say), the advancer falls back to the cluster-wide
-// horizon for the rest of its life, logs a warning, and reports the scope in
-// Holder.Scope. HolderMetrics shows the oldest transaction holding the mark
+// still holds the mark. When that statement is missing or the server
+// refuses it (a role denied pg_stat_activity, say), the advancer falls back
+// to the cluster-wide horizon for the rest of its life, logs a warning, and
+// reports the scope in Holder.Scope and Scope. HolderMetrics shows the oldest transaction holding the mark
 // back, its database and since when.
 //
 // Stopping an advancer (ending Run's or Cycle's context) is not a failure:
