@@ -103,12 +103,13 @@ const (
 	// OldestHolderXID (sequence, optional) is OldestRunningXID for this
 	// database alone: it returns one row (xid BIGINT, database, since) where
 	// xid is the oldest transaction id still in flight that is NOT known to
-	// belong to another database of the cluster (the first id not yet
-	// completed when there is none), database its database and since the
-	// time it began (or was prepared), each NULL when unknown. Only a
-	// transaction of this database can draw a position of its sequence, so
-	// a transaction may be left out only when the server positively places
-	// it in another database; one it cannot place must count. When absent,
+	// belong to another database of the cluster (when there is none, a value
+	// above every completed id: the snapshot's xmax), database its database
+	// and since the time it began (or was prepared), each NULL when unknown.
+	// Only a transaction of this database can draw a position of its
+	// sequence, so a transaction may be left out only when the server
+	// positively places it in another database; one it cannot place must
+	// count. When absent,
 	// or when the server refuses it (an SQLSTATE error such as 42501), the
 	// core uses OldestRunningXID (cluster-wide) from then on.
 	OldestHolderXID StatementID = "xid.oldest_holder"
