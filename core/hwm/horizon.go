@@ -20,7 +20,7 @@ const (
 	// to belong to another database (xid.oldest_holder).
 	ScopeDatabase Scope = "database"
 	// ScopeCluster: every transaction of the cluster (xid.oldest_running),
-	// because the dialect has no xid.oldest_holder or it failed.
+	// because the dialect has no xid.oldest_holder or the server refused it.
 	ScopeCluster Scope = "cluster"
 )
 
@@ -110,7 +110,8 @@ func (a *Advancer) OldestHolder() (Holder, bool) {
 }
 
 // Scope is the horizon this advancer uses now: ScopeDatabase when the
-// dialect has xid.oldest_holder and it has not failed, else ScopeCluster.
+// dialect has xid.oldest_holder and the server has not refused it, else
+// ScopeCluster.
 func (a *Advancer) Scope() Scope {
 	a.mu.Lock()
 	defer a.mu.Unlock()
