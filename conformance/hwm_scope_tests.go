@@ -33,6 +33,49 @@ func (f *failureRecorder) failures() []error {
 	return append([]error(nil), f.failed...)
 }
 
+// stopRig starts and stops advancers for testStopIsNotFailure. Each
+// advancer runs on a pool of its own, closed after its stop: a driver may
+// still deliver a cancellation to the connection it used (the JDBC
+// bridge's is asynchronous), which must not reach the next statement of
+// the test or of the next advancer.
+type stopRig struct {
+	t   T
+	env *Env
+	ctx context.Context
+	rec hwm.Metrics
+}
+
+// open makes an advancer on its own pool (before any row is held: opening
+// an engine writes its seeds) and returns it with the pool's closer.
+func (r *stopRig) open(owner string) (*hwm.Advancer, func()) {
+	db := r.env.OpenDB()
+	ae, err := engine.Open(r.ctx, db, r.env.Catalogue, defaultConfig())
+	if err != nil {
+		r.t.Fatalf("engine.Open: %v", err)
+	}
+	a := hwm.New(ae, hwm.Options{Owner: owner, Metrics: r.rec, PollInterval: 10 * time.Millisecond})
+	return a, func() { ae.Close(); db.Close() }
+}
+
+// start runs a and returns its stop: end Run's context, wait for Run's
+// result, close the pool.
+func (r *stopRig) start(a *hwm.Advancer, closePool func()) func() error {
+	runCtx, stop := context.WithCancel(r.ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(runCtx) }()
+	return func() error {
+		stop()
+		err := <-done
+		closePool()
+		return err
+	}
+}
+
+func (r *stopRig) run(owner string) (*hwm.Advancer, func() error) {
+	a, closePool := r.open(owner)
+	return a, r.start(a, closePool)
+}
+
 // testStopIsNotFailure: stopping an advancer (ending Run's context), idle or
 // in the middle of a cycle, reports nothing through Metrics.Failed and Run
 // returns nil.
@@ -41,36 +84,8 @@ func testStopIsNotFailure(t T, env *Env) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rec := &failureRecorder{}
-	// Each advancer runs on a pool of its own, closed after its stop: a
-	// driver may still deliver a cancellation to the connection it used
-	// (the JDBC bridge's is asynchronous), which must not reach the next
-	// statement of the test or of the next advancer.
-	// run starts an advancer (made by open before any row is held) and
-	// returns its stop, which closes its pool.
-	open := func(owner string) (*hwm.Advancer, func()) {
-		db := env.OpenDB()
-		ae, err := engine.Open(ctx, db, env.Catalogue, defaultConfig())
-		if err != nil {
-			t.Fatalf("engine.Open: %v", err)
-		}
-		a := hwm.New(ae, hwm.Options{Owner: owner, Metrics: rec, PollInterval: 10 * time.Millisecond})
-		return a, func() { ae.Close(); db.Close() }
-	}
-	start := func(a *hwm.Advancer, closePool func()) func() error {
-		runCtx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- a.Run(runCtx) }()
-		return func() error {
-			stop()
-			err := <-done
-			closePool()
-			return err
-		}
-	}
-	run := func(owner string) (*hwm.Advancer, func() error) {
-		a, closePool := open(owner)
-		return a, start(a, closePool)
-	}
+	rig := &stopRig{t: t, env: env, ctx: ctx, rec: rec}
+	open, start, run := rig.open, rig.start, rig.run
 	appendOne := func() int64 {
 		t.Helper()
 		res, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "stop", Events: []eventstore.Event{ev("test.E", `{}`)}})
@@ -253,7 +268,9 @@ func testOtherDatabaseDoesNotHold(t T, env *Env) {
 // testSameDatabaseHolds: transactions of this database still hold the mark
 // while one of another database is open: one that only took an id (it may
 // draw a position any moment) and one that appended, with a later append
-// committed meanwhile and the pending end recorded past both.
+// committed meanwhile and the pending end recorded past both. (One
+// function, ~90 lines: both phases run against the same open transaction
+// of the other database and the same advancer.)
 func testSameDatabaseHolds(t T, env *Env) {
 	skipUnlessHorizon(t, env)
 	s, e := openStore(t, env)
@@ -287,31 +304,9 @@ func testSameDatabaseHolds(t T, env *Env) {
 		}
 		return res.Positions[0]
 	}
-	// holds cycles a few times and checks that the mark stays in [low, held)
-	// and that the holder metric names transaction x.
 	holds := func(what string, low, held, x int64) {
 		t.Helper()
-		for range 10 {
-			if _, err := a.Cycle(ctx); err != nil {
-				t.Fatal(err)
-			}
-			m, err := s.Mark(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if m >= held || m < low {
-				t.Fatalf("%s: mark %d, want in [%d, %d)", what, m, low, held)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		// The holder is x or older (a server's own background transaction
-		// of this database, autovacuum's ANALYZE say, may be older).
-		if h, ok := a.OldestHolder(); !ok || h.XID > x {
-			t.Errorf("%s: oldest holder %+v (held %v), want transaction %d or older", what, h, ok, x)
-		}
-		if h, held, _ := rec.get(); !held || h.XID > x {
-			t.Errorf("%s: holder metric %+v (held %v), want transaction %d or older", what, h, held, x)
-		}
+		holdsMark(t, ctx, a, s, rec, what, low, held, x)
 	}
 
 	// 1. A transaction of this database that took an id and drew nothing.
@@ -364,5 +359,32 @@ func testSameDatabaseHolds(t T, env *Env) {
 	}
 	for _, err := range rec.failures() {
 		t.Errorf("cycle failed: %v", err)
+	}
+}
+
+// holdsMark cycles a few times and checks that the mark stays in [low,
+// held) and that the oldest holder (advancer and metric) is transaction x
+// or older (a server's own background transaction of this database,
+// autovacuum's ANALYZE say, may be older).
+func holdsMark(t T, ctx context.Context, a *hwm.Advancer, s *eventstore.Store, rec *holderRecorder, what string, low, held, x int64) {
+	t.Helper()
+	for range 10 {
+		if _, err := a.Cycle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Mark(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m >= held || m < low {
+			t.Fatalf("%s: mark %d, want in [%d, %d)", what, m, low, held)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if h, ok := a.OldestHolder(); !ok || h.XID > x {
+		t.Errorf("%s: oldest holder %+v (held %v), want transaction %d or older", what, h, ok, x)
+	}
+	if h, held, _ := rec.get(); !held || h.XID > x {
+		t.Errorf("%s: holder metric %+v (held %v), want transaction %d or older", what, h, held, x)
 	}
 }
