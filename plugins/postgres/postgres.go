@@ -130,6 +130,7 @@ func statements() map[dialect.StatementID]string {
 		dialect.CommittedEnd:     `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${position_table}`,
 		dialect.CurrentXID:       `SELECT pg_current_xact_id()::text::bigint`,
 		dialect.OldestRunningXID: `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`,
+		dialect.OldestHolderXID:  oldestHolderXID,
 		dialect.HWMNotify:        `SELECT pg_notify('tidemark_hwm', #{topic})`,
 		dialect.DatabaseNow:      `SELECT clock_timestamp()`,
 	}
@@ -150,3 +151,34 @@ LOCALTIMESTAMP NATURAL NOT NOTNULL NULL OFFSET ON ONLY OR ORDER OUTER OVERLAPS P
 REFERENCES RETURNING RIGHT SELECT SESSION_USER SIMILAR SOME SYMMETRIC TABLE TABLESAMPLE THEN TO
 TRAILING TRUE UNION UNIQUE USER USING VARIADIC VERBOSE WHEN WHERE WINDOW WITH
 `)
+
+// oldestHolderXID is the horizon of this database (xid.oldest_holder).
+// Transaction ids and snapshots are cluster-wide, so the snapshot's xmin
+// waits for transactions of every database; only a transaction connected
+// to this database (or prepared in it) can draw from its sequences. The
+// statement takes the in-progress ids of a fresh snapshot (top-level ids,
+// prepared transactions included; lazy VACUUM is left out as in xmin) and
+// drops only those positively placed elsewhere: a backend of another
+// database whose backend_xid is that id, or a prepared transaction of
+// another database. A backend never changes database and an id is never
+// reused while it runs, so such a match cannot be wrong whenever it is
+// read; an id nobody can place (a backend without a database, one that
+// ended meanwhile, a server that hides backend_xid) still counts.
+// pg_stat_activity shows datid and backend_xid to every role (not only
+// with pg_read_all_stats), checked on PostgreSQL 15; a role refused the
+// views gets an error, and the core falls back to OldestRunningXID.
+// Subtransactions need nothing: backend_xid and the snapshot carry the
+// top-level id, which every append takes before drawing a position.
+// Ids in pg_stat_activity and pg_prepared_xacts are 32-bit, the snapshot's
+// 64-bit: they are matched modulo 2^32 (running ids span far less).
+// With nothing left in flight the result is the snapshot's xmax, above
+// every completed id, as pg_snapshot_xmin would return.
+const oldestHolderXID = `WITH snap AS (SELECT pg_current_snapshot() AS s), ` +
+	`owners AS (` +
+	`SELECT datname, backend_xid::text::bigint AS xid32, xact_start AS since FROM pg_stat_activity WHERE backend_xid IS NOT NULL ` +
+	`UNION ALL SELECT database, transaction::text::bigint, prepared FROM pg_prepared_xacts), ` +
+	`oldest AS (` +
+	`SELECT COALESCE(MIN(x::text::bigint), (SELECT pg_snapshot_xmax(s)::text::bigint FROM snap)) AS xid ` +
+	`FROM snap, pg_snapshot_xip(snap.s) AS x ` +
+	`WHERE NOT EXISTS (SELECT 1 FROM owners o WHERE o.xid32 = x::text::bigint % 4294967296 AND o.datname <> current_database())) ` +
+	`SELECT oldest.xid, o.datname::text, o.since FROM oldest LEFT JOIN owners o ON o.xid32 = oldest.xid % 4294967296 LIMIT 1`
