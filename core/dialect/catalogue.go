@@ -73,7 +73,40 @@ type Naming struct {
 	// names PostgreSQL stores). Take them from the engine itself where it
 	// can list them (PostgreSQL: pg_get_keywords() with catcode 'R' or 'T').
 	ReservedWords []string `json:"reserved_words,omitempty"`
+	// Shorten is the rule the core applies to a derived name (an index or
+	// constraint named around a table, idx_${event_store_table}_global,
+	// idx_${query_table}_${column}) that is longer than
+	// Identity.MaxIdentifierLength. Empty refuses such a name before any
+	// SQL runs (NameTooLongError), as on every built-in dialect, whose
+	// limits (63 and more) fit the spec's names. Table and sequence names
+	// are never shortened: one over the limit is always refused.
+	Shorten ShortenRule `json:"shorten,omitempty"`
 }
+
+// ShortenRule is how the core shortens a derived name over the engine's
+// identifier limit. The core applies it in one place (package schema) to
+// the DDL, the naming plan's collision check, the index guards, the
+// introspection checks and every export, so all of them see one name.
+type ShortenRule string
+
+// Shorten rules.
+const (
+	// ShortenNever (the default) refuses a derived name over the limit.
+	ShortenNever ShortenRule = ""
+	// ShortenHash keeps a derived name that fits as it is (the spec's
+	// name) and turns one of more than L = MaxIdentifierLength characters
+	// into its first L-9 characters, "_", and the first 8 hexadecimal
+	// digits (lower case) of the SHA-256 of the whole name as the engine
+	// stores it (folded as Identity.FoldsUnquotedTo says, so two spellings
+	// of one table give one name). With Firebird's 31 characters,
+	// idx_READ_MODEL_CAPTURE_RECORDS_partition (40) becomes
+	// idx_READ_MODEL_CAPTURE_ plus "_" and 8 hex digits. The start of the
+	// name survives, so an error rule's ConstraintPattern anchored at the
+	// start (^pk_) still matches; one anchored at the end does not. Two
+	// derived names that shorten to one are refused by the naming plan
+	// (NameConflictError) before any SQL runs. Needs a limit of at least 18.
+	ShortenHash ShortenRule = "prefix_sha256_8"
+)
 
 // IndexScope is the namespace of index and constraint names.
 type IndexScope string
