@@ -95,7 +95,10 @@ const ansiLeaseExpiry = ansiNow + ` + CAST(#{lease_millis} AS BIGINT) * INTERVAL
 // Server DATEADD(millisecond, …, SYSUTCDATETIME())), and fold
 // PositionAllocate and PositionAllocated into one statement that returns
 // the new value (RETURNING, FINAL TABLE, OUTPUT), deleting
-// PositionAllocated.
+// PositionAllocated. LimitPaging and LeaseStatements write the two most
+// common of these overrides; every built-in plugin (plugins/*) is ANSI()
+// plus its differences, in the same files (docs/writing-a-dialect.md, "One
+// layout for every plugin").
 //
 // # Errors
 //
