@@ -61,6 +61,13 @@ type StartOptions struct {
 	Token string
 	// AllowURLPrefixes replaces the default JDBC URL allow-list.
 	AllowURLPrefixes []string
+	// MaxRequestBytes is the server's per-request limit: the largest request or response
+	// frame, beyond which the request is refused with ErrRequestTooLarge (0: the server's
+	// default, 256 MiB, or the memory budget if smaller).
+	MaxRequestBytes int64
+	// MemoryBudgetBytes bounds the request frames all sessions hold at once (0: the server's
+	// default, a quarter of the JVM's maximum heap).
+	MemoryBudgetBytes int64
 	// JVMArgs are extra JVM options (e.g. "-Xmx512m").
 	JVMArgs []string
 	// Stderr receives the server's stderr (default: discarded).
@@ -236,6 +243,12 @@ func StartServer(ctx context.Context, opts StartOptions) (*Server, error) {
 	args := append([]string{"-Duser.timezone=UTC"}, opts.JVMArgs...)
 	args = append(args, "-cp", strings.Join(append([]string{classes}, cp...), string(os.PathListSeparator)),
 		"tidemark.bridge.Server", "--port", strconv.Itoa(opts.Port), "--bind", bind, "--exit-on-stdin-eof")
+	if opts.MaxRequestBytes > 0 {
+		args = append(args, "--max-request-bytes", strconv.FormatInt(opts.MaxRequestBytes, 10))
+	}
+	if opts.MemoryBudgetBytes > 0 {
+		args = append(args, "--memory-budget-bytes", strconv.FormatInt(opts.MemoryBudgetBytes, 10))
+	}
 	for _, p := range opts.AllowURLPrefixes {
 		args = append(args, "--allow-url-prefix", p)
 	}

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
+import java.util.concurrent.Semaphore;
 
 /**
  * Entry point of the Tidemark JDBC bridge.
@@ -17,6 +18,7 @@ import java.util.Properties;
  * <pre>
  * java -Duser.timezone=UTC -cp CLASSES:h2.jar:hsqldb.jar tidemark.bridge.Server \
  *     [--port 0] [--bind 127.0.0.1] [--token T] [--allow-url-prefix P]... [--exit-on-stdin-eof]
+ *     [--max-request-bytes N] [--memory-budget-bytes N]
  * </pre>
  *
  * <p>Prints exactly one line {@code LISTENING <port>} on stdout once it accepts connections. The
@@ -34,10 +36,16 @@ public final class Server {
     static final class Config {
         final String token;
         final List<String> prefixes;
+        /** Largest request or response frame, in bytes (54000 beyond). */
+        final int maxRequest;
+        /** Bytes of request frames all sessions may hold at once. */
+        final Budget budget;
 
-        Config(String token, List<String> prefixes) {
+        Config(String token, List<String> prefixes, int maxRequest, Budget budget) {
             this.token = token;
             this.prefixes = prefixes;
+            this.maxRequest = maxRequest;
+            this.budget = budget;
         }
 
         /** Returns null when the URL may be opened, else the reason it is refused. */
@@ -71,6 +79,31 @@ public final class Server {
         }
     }
 
+    /**
+     * The bytes of request frames held by all sessions at once, counted in KiB. A reader waits
+     * for room before it allocates a frame, so many large requests arriving together queue
+     * instead of exhausting the heap; the default is a quarter of the maximum heap.
+     */
+    static final class Budget {
+        private final Semaphore kib;
+
+        Budget(long bytes) {
+            kib = new Semaphore((int) Math.min(Integer.MAX_VALUE, Math.max(1, (bytes + 1023) >> 10)));
+        }
+
+        private static int units(int bytes) {
+            return (int) ((bytes + 1023L) >> 10);
+        }
+
+        void acquire(int bytes) throws InterruptedException {
+            kib.acquire(units(bytes));
+        }
+
+        void release(int bytes) {
+            kib.release(units(bytes));
+        }
+    }
+
     private Server() {}
 
     /** Starts the server; see the class comment for the arguments. */
@@ -80,6 +113,8 @@ public final class Server {
         String token = System.getenv("TIDEMARK_JDBCBRIDGE_TOKEN");
         List<String> prefixes = new ArrayList<>();
         boolean exitOnStdinEof = false;
+        long maxRequest = Protocol.DEFAULT_MAX_REQUEST;
+        long budgetBytes = Runtime.getRuntime().maxMemory() / 4;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -95,6 +130,12 @@ public final class Server {
                 case "--allow-url-prefix":
                     prefixes.add(need(args, ++i, a));
                     break;
+                case "--max-request-bytes":
+                    maxRequest = Long.parseLong(need(args, ++i, a));
+                    break;
+                case "--memory-budget-bytes":
+                    budgetBytes = Long.parseLong(need(args, ++i, a));
+                    break;
                 case "--exit-on-stdin-eof":
                     exitOnStdinEof = true;
                     break;
@@ -109,7 +150,12 @@ public final class Server {
         if (!addr.isLoopbackAddress() && (token == null || token.isEmpty())) {
             fail("refusing to bind non-loopback address " + bind + " without --token");
         }
-        Config cfg = new Config(token, List.copyOf(prefixes));
+        if (maxRequest < 1024 || budgetBytes < 1024) {
+            fail("--max-request-bytes and --memory-budget-bytes must be at least 1024");
+        }
+        // A request never needs more than the whole budget, and a frame length is an int.
+        int max = (int) Math.min(Math.min(maxRequest, budgetBytes), Integer.MAX_VALUE - 64);
+        Config cfg = new Config(token, List.copyOf(prefixes), max, new Budget(budgetBytes));
         ServerSocket ss = new ServerSocket();
         ss.setReuseAddress(true);
         ss.bind(new InetSocketAddress(addr, port), 128);

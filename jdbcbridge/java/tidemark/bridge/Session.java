@@ -40,6 +40,16 @@ final class Session implements Runnable {
     private volatile Statement runningStmt;
     private volatile int cancelReq = -1;
 
+    /**
+     * Orders cancels with the end of requests: a cancel is delivered to the driver only while
+     * the request it names is still running, and the worker does not move on to the next
+     * request while a cancel is being delivered. Without it a cancel that lost the race with
+     * its statement's end aborted the connection's next statement (HSQLDB cancels the session's
+     * current statement, whichever it is: 40502 on an unrelated read).
+     */
+    private final Object cancelLock = new Object();
+    private boolean cancelDelivered; // guarded by cancelLock
+
     private volatile Connection conn;
     private int defaultIsolation;
     private int nextId = 1;
@@ -89,11 +99,12 @@ final class Session implements Runnable {
             DataInputStream in = new DataInputStream(new BufferedInputStream(sock.getInputStream(), 64 * 1024));
             worker.start();
             while (true) {
-                byte[] f = Wire.readFrame(in, authenticated ? MAX_FRAME : MAX_FRAME_UNAUTHENTICATED);
+                byte[] f = readFrame(in);
                 if (f == null) {
                     break;
                 }
                 if ((f[4] & 0xff) == OP_CANCEL) {
+                    cfg.budget.release(f.length);
                     handleCancel(new Wire.In(f, 5).i32());
                     continue;
                 }
@@ -111,19 +122,83 @@ final class Session implements Runnable {
         } catch (IOException | InterruptedException e) {
             // connection lost; fall through to cleanup
         } finally {
-            Statement s = runningStmt;
-            if (s != null) {
-                Canceler.cancel(conn, s);
+            int r = runningReq;
+            if (r >= 0) {
+                handleCancel(r);
             }
             queue.offer(POISON);
         }
     }
 
+    /**
+     * Reads one frame, holding its size in the server's memory budget until the worker is done
+     * with it. A frame over the per-request limit is skipped and replaced by a refusal the
+     * worker answers in order (54000), so the connection stays usable.
+     */
+    private byte[] readFrame(DataInputStream in) throws IOException, InterruptedException {
+        int len = Wire.readLength(in);
+        if (len < 0) {
+            return null;
+        }
+        if (!authenticated && len > MAX_FRAME_UNAUTHENTICATED) {
+            throw new IOException("frame of " + len + " bytes before the handshake");
+        }
+        if (len > cfg.maxRequest) {
+            byte[] head = new byte[5];
+            in.readFully(head);
+            in.skipNBytes(len - 5L);
+            byte[] f = new byte[13];
+            System.arraycopy(head, 0, f, 0, 4);
+            f[4] = (byte) OP_TOO_LARGE;
+            long v = len;
+            for (int i = 0; i < 8; i++) {
+                f[5 + i] = (byte) (v >>> (56 - 8 * i));
+            }
+            cfg.budget.acquire(f.length);
+            return f;
+        }
+        cfg.budget.acquire(len);
+        try {
+            byte[] f = new byte[len];
+            in.readFully(f);
+            return f;
+        } catch (IOException | RuntimeException | Error e) {
+            cfg.budget.release(len);
+            throw e;
+        }
+    }
+
     private void handleCancel(int target) {
         cancelReq = target;
-        Statement s = runningStmt;
-        if (s != null && runningReq == target) {
-            Canceler.cancel(conn, s);
+        if (runningReq != target || runningStmt == null) {
+            return;
+        }
+        Canceler.run(() -> {
+            synchronized (cancelLock) {
+                Statement s = runningStmt;
+                if (runningReq != target || s == null) {
+                    return; // the request ended meanwhile: never touch the next one
+                }
+                cancelDelivered = true;
+                Canceler.cancelNow(conn, s);
+            }
+        });
+    }
+
+    /** Marks the running statement as finished; see cancelLock. */
+    private void statementDone() {
+        synchronized (cancelLock) {
+            runningStmt = null;
+            if (cancelDelivered) {
+                cancelDelivered = false;
+                Canceler.clearPendingAbort(conn);
+            }
+        }
+    }
+
+    private void startStatement(Statement st) {
+        synchronized (cancelLock) {
+            runningStmt = st;
         }
     }
 
@@ -134,22 +209,35 @@ final class Session implements Runnable {
                 if (f == POISON) {
                     return;
                 }
+                final int flen = f.length;
                 Wire.In in = new Wire.In(f, 0);
+                f = null; // the decoder holds the frame; an OutOfMemoryError handler drops both
                 int req = in.i32();
                 int op = in.u8();
                 o.reset();
+                o.limit = cfg.maxRequest;
                 o.i32(req).u8(STATUS_OK);
                 boolean close = false;
                 try {
                     runningReq = req;
                     close = handle(op, in);
                 } catch (SQLException e) {
-                    error(req, e.getSQLState(), e.getErrorCode(), e.getMessage());
+                    if (outOfMemory(e)) {
+                        outOfMemory(req, e.getMessage());
+                    } else {
+                        error(req, e.getSQLState(), e.getErrorCode(), e.getMessage());
+                    }
+                } catch (BridgeException e) {
+                    error(req, e.state, 0, e.getMessage());
+                } catch (OutOfMemoryError e) {
+                    in = null;
+                    outOfMemory(req, String.valueOf(e));
                 } catch (RuntimeException | IOException e) {
                     error(req, STATE_GENERAL, 0, String.valueOf(e));
                 } finally {
+                    statementDone();
                     runningReq = -1;
-                    runningStmt = null;
+                    cfg.budget.release(flen);
                 }
                 o.writeTo(out);
                 if (close || !authenticated) {
@@ -163,12 +251,48 @@ final class Session implements Runnable {
         }
     }
 
+    /** HSQLDB reports an OutOfMemoryError it caught as S1000 with vendor code -458. */
+    private static boolean outOfMemory(SQLException e) {
+        String m = e.getMessage();
+        return e.getErrorCode() == -458 || (m != null && m.contains("OutOfMemoryError"));
+    }
+
+    /**
+     * Answers a request that ran the JVM out of memory: the session's cursors, large objects
+     * and transaction are released (what the transaction did is not trustworthy after an
+     * allocation failed halfway), and the client gets HY001; the server and its other
+     * sessions keep running.
+     */
+    private void outOfMemory(int req, String cause) {
+        o.reset();
+        for (Values.Lob l : lobs.values()) {
+            l.free();
+        }
+        lobs.clear();
+        closeCursors();
+        String rolled = "";
+        try {
+            if (conn != null && !conn.getAutoCommit()) {
+                conn.rollback();
+                rolled = "; its transaction was rolled back";
+            }
+        } catch (SQLException | RuntimeException | OutOfMemoryError ignored) {
+            // best effort
+        }
+        Runtime rt = Runtime.getRuntime();
+        error(req, BridgeException.OUT_OF_MEMORY, 0, "the bridge ran out of memory (max heap " + (rt.maxMemory() >> 20)
+                + " MiB) while running this request" + rolled + ": " + cause);
+    }
+
     private void error(int req, String state, int code, String msg) {
         o.reset();
         o.i32(req).u8(STATUS_ERROR).str(state == null ? STATE_GENERAL : state).i32(code).str(msg == null ? "" : msg);
     }
 
     private void cleanup() {
+        for (byte[] f; (f = queue.poll()) != null; ) {
+            cfg.budget.release(f.length);
+        }
         for (Values.Lob l : lobs.values()) {
             l.free();
         }
@@ -233,6 +357,9 @@ final class Session implements Runnable {
 
     /** Handles one request; returns true when the session must end. */
     private boolean handle(int op, Wire.In in) throws SQLException, IOException {
+        if (op == OP_TOO_LARGE) {
+            return handleLarge(in);
+        }
         if (!authenticated && op != OP_HELLO) {
             throw new SQLException("handshake required", STATE_PROTOCOL);
         }
@@ -336,6 +463,11 @@ final class Session implements Runnable {
         }
     }
 
+    private boolean handleLarge(Wire.In in) throws IOException {
+        throw new BridgeException(BridgeException.TOO_LARGE, "request of " + in.i64()
+                + " bytes is larger than the bridge's per-request limit of " + cfg.maxRequest + " bytes (--max-request-bytes)");
+    }
+
     private void closeCursors() {
         for (Cursor c : cursors.values()) {
             closeQuietly(c);
@@ -416,7 +548,7 @@ final class Session implements Runnable {
                 Values.bind(in, ps, i, types);
             }
             keys = keys && (flags & FLAG_GENERATED_KEYS) != 0;
-            runningStmt = st;
+            startStatement(st);
             if (cancelReq == req) {
                 throw new SQLException("statement canceled", STATE_CANCELED);
             }
@@ -426,7 +558,7 @@ final class Session implements Runnable {
             } else {
                 isRs = keys ? st.execute(sql, Statement.RETURN_GENERATED_KEYS) : st.execute(sql);
             }
-            runningStmt = null;
+            statementDone();
             if (!isRs) {
                 long count = st.getLargeUpdateCount();
                 o.u8(RESULT_UPDATE).i64(count);
@@ -451,7 +583,7 @@ final class Session implements Runnable {
                 cursors.put(id, c);
             }
         } finally {
-            runningStmt = null;
+            statementDone();
             if (owned && !keep) {
                 try {
                     st.close();
@@ -584,7 +716,29 @@ final class Session implements Runnable {
         synchronized (this) {
             notifyAll();
         }
-        o.u16(VERSION).str("tidemark-jdbcbridge");
+        o.u16(VERSION).str("tidemark-jdbcbridge").i32(cfg.maxRequest);
+    }
+
+    /**
+     * An HSQLDB in-memory database keeps its large objects in the heap in blocks of
+     * hsqldb.lob_file_scale KiB, 32 by default: every CLOB, even of 200 characters, took 32 KiB,
+     * so a 70,000-event append held 2.3 GB (measured) and the next one ran out of a 6 GiB heap.
+     * Blocks of 1 KiB (the smallest scale) cut that to about 80 MB. The setting only applies
+     * when the database is created; a URL or property that sets it wins.
+     */
+    static void hsqldbMemoryDefaults(String url, Properties props) {
+        if (!url.regionMatches(true, 0, "jdbc:hsqldb:mem:", 0, 16)) {
+            return;
+        }
+        if (url.toLowerCase(Locale.ROOT).contains("hsqldb.lob_file_scale")) {
+            return;
+        }
+        for (String k : props.stringPropertyNames()) {
+            if (k.trim().equalsIgnoreCase("hsqldb.lob_file_scale")) {
+                return;
+            }
+        }
+        props.setProperty("hsqldb.lob_file_scale", "1");
     }
 
     private void open(Wire.In in) throws SQLException, IOException {
@@ -605,6 +759,7 @@ final class Session implements Runnable {
         if (why != null) {
             throw new SQLException(why, STATE_REJECTED);
         }
+        hsqldbMemoryDefaults(url, props);
         if (user != null) {
             props.setProperty("user", user);
         }
