@@ -32,8 +32,8 @@ type conn struct {
 	product string
 	// maxRequest is the server's per-request limit from HELLO (0: unknown, not checked here).
 	maxRequest int
-	hdr     [8]byte
-	rbuf    []byte
+	hdr        [8]byte
+	rbuf       []byte
 }
 
 var (

@@ -207,7 +207,7 @@ func (c *conn) handshake(ctx context.Context) error {
 	if v := d.u16(); v != protocolVersion {
 		return fmt.Errorf("jdbcbridge: server speaks protocol %d, want %d", v, protocolVersion)
 	}
-	_ = d.str() // server name
+	_ = d.str()              // server name
 	if d.pos+4 <= len(d.b) { // older servers do not send their limit
 		c.maxRequest = int(d.i32())
 	}

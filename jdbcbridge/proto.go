@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 )
 
 // Wire protocol constants; they mirror jdbcbridge/java/tidemark/bridge/Protocol.java.
