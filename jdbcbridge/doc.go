@@ -8,7 +8,8 @@
 // cache directory and start it. Run by hand:
 //
 //	java -Duser.timezone=UTC -cp CLASSES:/usr/share/java/h2.jar:/usr/share/java/hsqldb.jar \
-//	    tidemark.bridge.Server --port 0 [--bind 127.0.0.1] [--token T] [--allow-url-prefix P]...
+//	    tidemark.bridge.Server --port 0 [--bind 127.0.0.1] [--token T] [--allow-url-prefix P]... \
+//	    [--max-request-bytes N] [--memory-budget-bytes N]
 //
 // It prints one line "LISTENING <port>" once ready. It listens on 127.0.0.1 by default, requires
 // a token to bind any other address, opens only allow-listed JDBC URL prefixes (jdbc:h2:mem:,
@@ -49,7 +50,18 @@
 // TIME WITH TIME ZONE and INTERVAL values come back as strings.
 //
 // Errors from the database are [*Error] values carrying SQLSTATE and vendor code; refusals by
-// the bridge use SQLSTATE 08004 (URL not allowed), 28000 (bad token) and 08P01 (protocol).
+// the bridge use SQLSTATE 08004 (URL not allowed), 28000 (bad token), 08P01 (protocol),
+// 22021 (text that is not valid UTF-8 in either direction: [ErrInvalidText]; never replaced by
+// U+FFFD), 54000 (a request or result over the per-request limit: [ErrRequestTooLarge]) and
+// HY001 (the JVM ran out of memory; the session's transaction was rolled back:
+// [ErrOutOfMemory]). See docs/jdbc-bridge.md.
+//
+// # Memory
+//
+// The server bounds each request and response frame (--max-request-bytes, default 256 MiB)
+// and the request frames all sessions hold at once (--memory-budget-bytes, default a quarter
+// of the maximum heap). It opens HSQLDB in-memory databases with hsqldb.lob_file_scale=1
+// unless told otherwise: at HSQLDB's default every CLOB takes a 32 KiB heap block.
 //
 // # Cancellation
 //
