@@ -12,10 +12,13 @@
 //	    [--max-request-bytes N] [--memory-budget-bytes N]
 //
 // It prints one line "LISTENING <port>" once ready. It listens on 127.0.0.1 by default, requires
-// a token to bind any other address, opens only allow-listed JDBC URL prefixes (jdbc:h2:mem:,
-// jdbc:h2:file:, jdbc:h2:tcp:, jdbc:hsqldb:mem:, jdbc:hsqldb:file:, jdbc:hsqldb:hsql:) and
-// refuses H2 URLs containing INIT=. Note that SQL itself can still reach the file system
-// (H2 CREATE ALIAS, SCRIPT TO, file: URLs): only expose the bridge to trusted clients.
+// a token to bind any other address, opens only allow-listed JDBC URL prefixes (by default
+// in-memory databases only: jdbc:h2:mem: and jdbc:hsqldb:mem:; allow a file database by its
+// directory, e.g. --allow-url-prefix jdbc:h2:file:/srv/tidemark/, and a path with a '..'
+// segment is refused), refuses H2 URLs containing INIT= and lets HSQLDB call no Java method
+// as an SQL routine (hsqldb.method_class_names). Note that H2 SQL can still reach the JVM and
+// the file system (CREATE ALIAS, FILE_READ): only expose the bridge to trusted clients; see
+// docs/jdbc-bridge.md.
 //
 // # DSN
 //

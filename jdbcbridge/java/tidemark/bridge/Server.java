@@ -26,11 +26,20 @@ import java.util.concurrent.Semaphore;
  * mandatory when binding a non-loopback address.
  */
 public final class Server {
-    /** Default allow-listed JDBC URL prefixes. */
-    static final String[] DEFAULT_PREFIXES = {
-        "jdbc:h2:mem:", "jdbc:h2:file:", "jdbc:h2:tcp:",
-        "jdbc:hsqldb:mem:", "jdbc:hsqldb:file:", "jdbc:hsqldb:hsql:",
-    };
+    /**
+     * Default allow-listed JDBC URL prefixes: in-memory databases only. File and network URLs
+     * must be allowed explicitly with --allow-url-prefix, a file URL by its directory (for
+     * example jdbc:h2:file:/srv/tidemark/).
+     */
+    static final String[] DEFAULT_PREFIXES = {"jdbc:h2:mem:", "jdbc:hsqldb:mem:"};
+
+    /**
+     * Classes whose static methods HSQLDB may call as SQL routines (hsqldb.method_class_names).
+     * Unset, HSQLDB lets CREATE FUNCTION ... EXTERNAL NAME 'CLASSPATH:java.lang.System...' run
+     * any public static method on the class path; this names no class, so only HSQLDB's
+     * built-in functions remain. A -D on the command line wins.
+     */
+    static final String HSQLDB_METHOD_CLASSES = "tidemark.bridge.NoJavaRoutines.*";
 
     /** Immutable server configuration shared by all sessions. */
     static final class Config {
@@ -62,6 +71,17 @@ public final class Server {
             }
             if (!ok) {
                 return "JDBC URL not allowed by the bridge allow-list " + prefixes;
+            }
+            // A path prefix must not be escaped with "..": jdbc:h2:file:/srv/db/../../etc/x.
+            String path = url;
+            int semi = path.indexOf(';');
+            if (semi >= 0) {
+                path = path.substring(0, semi);
+            }
+            for (String seg : path.split("[/\\\\:]")) {
+                if (seg.equals("..")) {
+                    return "JDBC URL with a '..' path segment is refused by the bridge";
+                }
             }
             if (url.regionMatches(true, 0, "jdbc:h2:", 0, 8)) {
                 // INIT=... runs arbitrary SQL (RUNSCRIPT, CREATE ALIAS) while connecting.
@@ -145,6 +165,9 @@ public final class Server {
         }
         if (prefixes.isEmpty()) {
             prefixes.addAll(List.of(DEFAULT_PREFIXES));
+        }
+        if (System.getProperty("hsqldb.method_class_names") == null) {
+            System.setProperty("hsqldb.method_class_names", HSQLDB_METHOD_CLASSES);
         }
         InetAddress addr = InetAddress.getByName(bind);
         if (!addr.isLoopbackAddress() && (token == null || token.isEmpty())) {
