@@ -16,9 +16,10 @@
 // in-memory databases only: jdbc:h2:mem: and jdbc:hsqldb:mem:; allow a file database by its
 // directory, e.g. --allow-url-prefix jdbc:h2:file:/srv/tidemark/, and a path with a '..'
 // segment is refused), refuses H2 URLs containing INIT= and lets HSQLDB call no Java method
-// as an SQL routine (hsqldb.method_class_names). Note that H2 SQL can still reach the JVM and
-// the file system (CREATE ALIAS, FILE_READ): only expose the bridge to trusted clients; see
-// docs/jdbc-bridge.md.
+// as an SQL routine (hsqldb.method_class_names). Sessions on in-memory databases run as the
+// DSN's user without admin rights, owning a schema of its name (the bridge creates the
+// database as an internal admin first), so SQL cannot run Java code or reach files (H2
+// CREATE ALIAS, FILE_READ, ...); --admin-sessions turns that off. See docs/jdbc-bridge.md.
 //
 // # DSN
 //

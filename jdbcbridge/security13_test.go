@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -73,4 +74,76 @@ func TestHSQLDBJavaRoutinesRefused(t *testing.T) {
 		t.Fatalf("got %v, want a database error", err)
 	}
 	t.Logf("refused: %v", err)
+}
+
+// TestSessionsHaveNoAdminRights: a client of an in-memory database runs as a user without
+// admin rights that owns its schema. H2 then refuses everything that runs Java code or
+// reaches files (before: CREATE ALIAS ran System.getProperty, FILE_READ returned a file),
+// HSQLDB refuses SCRIPT to a file; creating tables, indexes and sequences still works.
+func TestSessionsHaveNoAdminRights(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret.txt")
+	if err := os.WriteFile(secret, []byte("top secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.sql")
+	refused := map[string][]string{
+		"h2": {
+			`CREATE ALIAS JPROP AS 'String p(String k) { return System.getProperty(k); }'`,
+			`CREATE ALIAS JPROP2 FOR "java.lang.System.getProperty"`,
+			`SELECT FILE_READ('` + secret + `')`,
+			`SELECT FILE_WRITE('x', '` + out + `')`,
+			`SCRIPT TO '` + out + `'`,
+			`RUNSCRIPT FROM '` + secret + `'`,
+			`SELECT * FROM CSVREAD('` + secret + `')`,
+			`CALL CSVWRITE('` + out + `', 'SELECT 1')`,
+			`CREATE LINKED TABLE lt('org.h2.Driver', 'jdbc:h2:mem:other', 'sa', '', 'T')`,
+			`CALL LINK_SCHEMA('L', '', 'jdbc:h2:mem:other2', 'sa', '', 'PUBLIC')`,
+			`SET DB_CLOSE_DELAY 0`,
+		},
+		"hsqldb": {
+			`SCRIPT '` + out + `'`,
+			`CREATE FUNCTION jprop(k VARCHAR(100)) RETURNS VARCHAR(1000) LANGUAGE JAVA DETERMINISTIC NO SQL EXTERNAL NAME 'CLASSPATH:java.lang.System.getProperty'`,
+			`CREATE USER intruder PASSWORD 'x' ADMIN`,
+			`SET DATABASE DEFAULT TABLE TYPE CACHED`,
+		},
+	}
+	forEngines(t, func(t *testing.T, e engine) {
+		db := e.open(t)
+		for _, q := range refused[e.name] {
+			_, err := db.Exec(q)
+			var be *Error
+			if !errors.As(err, &be) {
+				t.Errorf("%s: got %v, want a refusal", q, err)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("a statement wrote %s", out)
+		}
+		for _, q := range []string{
+			"CREATE TABLE owned (id INT PRIMARY KEY, v VARCHAR(10))",
+			"CREATE UNIQUE INDEX idx_owned_v ON owned (v)",
+			"CREATE SEQUENCE owned_seq",
+			"INSERT INTO owned VALUES (1, 'x')",
+		} {
+			mustExec(t, db, q)
+		}
+		var schema string
+		q := map[string]string{"h2": "SELECT CURRENT_SCHEMA", "hsqldb": "VALUES (CURRENT_SCHEMA)"}[e.name]
+		if err := db.QueryRow(q).Scan(&schema); err != nil || schema != strings.ToUpper(e.user) {
+			t.Errorf("current schema %q (%v), want the user's own %q", schema, err, strings.ToUpper(e.user))
+		}
+	})
+}
+
+// TestBridgeAdminNameRefused: the bridge's internal admin user cannot be chosen by a client.
+func TestBridgeAdminNameRefused(t *testing.T) {
+	s := startBridge(t)
+	for _, e := range engines {
+		err := openErr(s.DSN(e.url("adminname"), "tidemark_bridge_admin", ""))
+		var be *Error
+		if !errors.As(err, &be) || be.State != "28000" {
+			t.Errorf("%s: got %v, want 28000", e.name, err)
+		}
+	}
 }

@@ -68,6 +68,11 @@ type StartOptions struct {
 	// MemoryBudgetBytes bounds the request frames all sessions hold at once (0: the server's
 	// default, a quarter of the JVM's maximum heap).
 	MemoryBudgetBytes int64
+	// AdminSessions lets clients of in-memory databases keep admin rights (--admin-sessions).
+	// By default the server runs them as a user without admin rights that owns its schema,
+	// so SQL cannot run Java code or reach files (H2 CREATE ALIAS, FILE_READ); only tools
+	// that need admin rights on a trusted machine should set it.
+	AdminSessions bool
 	// JVMArgs are extra JVM options (e.g. "-Xmx512m").
 	JVMArgs []string
 	// Stderr receives the server's stderr (default: discarded).
@@ -243,6 +248,9 @@ func StartServer(ctx context.Context, opts StartOptions) (*Server, error) {
 	args := append([]string{"-Duser.timezone=UTC"}, opts.JVMArgs...)
 	args = append(args, "-cp", strings.Join(append([]string{classes}, cp...), string(os.PathListSeparator)),
 		"tidemark.bridge.Server", "--port", strconv.Itoa(opts.Port), "--bind", bind, "--exit-on-stdin-eof")
+	if opts.AdminSessions {
+		args = append(args, "--admin-sessions")
+	}
 	if opts.MaxRequestBytes > 0 {
 		args = append(args, "--max-request-bytes", strconv.FormatInt(opts.MaxRequestBytes, 10))
 	}

@@ -3,8 +3,11 @@ package hsqldb
 import (
 	"context"
 	"database/sql"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/tidemarkdb/tidemark/jdbcbridge"
 )
 
 // TestReadsNeverWaitForWriters: in MVCC mode a plain read returns the committed rows while a
@@ -13,8 +16,8 @@ import (
 // cancel the bridge delivered late, not from a lock wait; see jdbcbridge's
 // TestLateCancelNeverHitsTheNextStatement.)
 func TestReadsNeverWaitForWriters(t *testing.T) {
-	db := realEngine.Open(t)
 	ctx := context.Background()
+	db := adminSessionDB(t)
 	for _, q := range []string{
 		"CREATE TABLE acct (id INT PRIMARY KEY, k VARCHAR(20) UNIQUE, bal BIGINT)",
 		"INSERT INTO acct VALUES (1, 'a', 10), (2, 'b', 20), (3, 'c', 30)",
@@ -91,6 +94,30 @@ func TestReadsNeverWaitForWriters(t *testing.T) {
 		t.Fatalf("second writer after the holder ended: %v", err)
 	}
 	waiter.Rollback()
+}
+
+// adminSessionDB opens a new in-memory database on a bridge of its own whose sessions keep
+// admin rights: a user without them sees only its own row in SYSTEM_SESSIONS, and
+// waitUntilBlocked must see the blocked writer's.
+func adminSessionDB(t *testing.T) *sql.DB {
+	t.Helper()
+	if _, _, err := jdbcbridge.FindJava(); err != nil {
+		t.Skipf("no JDBC bridge for HSQLDB: %v", err)
+	}
+	if _, err := os.Stat(jdbcbridge.HSQLDBJar()); err != nil {
+		t.Skipf("no JDBC bridge for HSQLDB: %v", err)
+	}
+	srv, err := jdbcbridge.StartServer(context.Background(), jdbcbridge.StartOptions{ClassPath: []string{jdbcbridge.HSQLDBJar()}, AdminSessions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	db, err := sql.Open("jdbcbridge", srv.DSN(realEngine.URL("readers"), realEngine.User, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // waitUntilBlocked polls HSQLDB's session table until a session waits for another (a bound

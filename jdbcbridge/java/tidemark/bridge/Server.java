@@ -18,7 +18,7 @@ import java.util.concurrent.Semaphore;
  * <pre>
  * java -Duser.timezone=UTC -cp CLASSES:h2.jar:hsqldb.jar tidemark.bridge.Server \
  *     [--port 0] [--bind 127.0.0.1] [--token T] [--allow-url-prefix P]... [--exit-on-stdin-eof]
- *     [--max-request-bytes N] [--memory-budget-bytes N]
+ *     [--max-request-bytes N] [--memory-budget-bytes N] [--admin-sessions]
  * </pre>
  *
  * <p>Prints exactly one line {@code LISTENING <port>} on stdout once it accepts connections. The
@@ -49,12 +49,15 @@ public final class Server {
         final int maxRequest;
         /** Bytes of request frames all sessions may hold at once. */
         final Budget budget;
+        /** Whether sessions on in-memory databases run without admin rights (see Restrict). */
+        final boolean restrictSessions;
 
-        Config(String token, List<String> prefixes, int maxRequest, Budget budget) {
+        Config(String token, List<String> prefixes, int maxRequest, Budget budget, boolean restrictSessions) {
             this.token = token;
             this.prefixes = prefixes;
             this.maxRequest = maxRequest;
             this.budget = budget;
+            this.restrictSessions = restrictSessions;
         }
 
         /** Returns null when the URL may be opened, else the reason it is refused. */
@@ -135,6 +138,7 @@ public final class Server {
         boolean exitOnStdinEof = false;
         long maxRequest = Protocol.DEFAULT_MAX_REQUEST;
         long budgetBytes = Runtime.getRuntime().maxMemory() / 4;
+        boolean restrict = true;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -155,6 +159,9 @@ public final class Server {
                     break;
                 case "--memory-budget-bytes":
                     budgetBytes = Long.parseLong(need(args, ++i, a));
+                    break;
+                case "--admin-sessions":
+                    restrict = false;
                     break;
                 case "--exit-on-stdin-eof":
                     exitOnStdinEof = true;
@@ -178,7 +185,7 @@ public final class Server {
         }
         // A request never needs more than the whole budget, and a frame length is an int.
         int max = (int) Math.min(Math.min(maxRequest, budgetBytes), Integer.MAX_VALUE - 64);
-        Config cfg = new Config(token, List.copyOf(prefixes), max, new Budget(budgetBytes));
+        Config cfg = new Config(token, List.copyOf(prefixes), max, new Budget(budgetBytes), restrict);
         ServerSocket ss = new ServerSocket();
         ss.setReuseAddress(true);
         ss.bind(new InetSocketAddress(addr, port), 128);

@@ -766,7 +766,7 @@ final class Session implements Runnable {
         if (password != null) {
             props.setProperty("password", password);
         }
-        conn = DriverManager.getConnection(url, props);
+        conn = cfg.restrictSessions && Restrict.applies(url) ? Restrict.open(url, props) : DriverManager.getConnection(url, props);
         conn.setAutoCommit(true);
         defaultIsolation = conn.getTransactionIsolation();
         String product = conn.getMetaData().getDatabaseProductName();
