@@ -12,7 +12,8 @@
 //	    [--max-request-bytes N] [--memory-budget-bytes N]
 //
 // It prints one line "LISTENING <port>" once ready. It listens on 127.0.0.1 by default, requires
-// a token to bind any other address, opens only allow-listed JDBC URL prefixes (by default
+// a token and TLS (--tls-cert, --tls-key) to bind any other address (and the driver refuses a
+// non-loopback address without TLS), opens only allow-listed JDBC URL prefixes (by default
 // in-memory databases only: jdbc:h2:mem: and jdbc:hsqldb:mem:; allow a file database by its
 // directory, e.g. --allow-url-prefix jdbc:h2:file:/srv/tidemark/, and a path with a '..'
 // segment is refused), refuses H2 URLs containing INIT= and lets HSQLDB call no Java method
@@ -30,6 +31,9 @@
 //	fetchSize=256      rows per batch (first batch comes with the execute response)
 //	cancelGrace=2s     how long to wait after sending a cancel before closing the socket
 //	dialTimeout=10s    TCP connect + handshake timeout
+//	tls=true           TLS, verifying the server against the system roots
+//	tlsCA=FILE         TLS, verifying the server against the PEM certificates in FILE
+//	tlsServerName=N    the name to verify (default: the DSN's host)
 //	prop.NAME=VALUE    extra JDBC connection property NAME
 //
 // Example:

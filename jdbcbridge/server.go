@@ -68,6 +68,9 @@ type StartOptions struct {
 	// MemoryBudgetBytes bounds the request frames all sessions hold at once (0: the server's
 	// default, a quarter of the JVM's maximum heap).
 	MemoryBudgetBytes int64
+	// TLSCertFile and TLSKeyFile serve TLS: a PEM certificate chain and its PKCS#8 PEM
+	// private key (RSA or EC). Required, with Token, for a non-loopback Bind.
+	TLSCertFile, TLSKeyFile string
 	// AdminSessions lets clients of in-memory databases keep admin rights (--admin-sessions).
 	// By default the server runs them as a user without admin rights that owns its schema,
 	// so SQL cannot run Java code or reach files (H2 CREATE ALIAS, FILE_READ); only tools
@@ -248,6 +251,9 @@ func StartServer(ctx context.Context, opts StartOptions) (*Server, error) {
 	args := append([]string{"-Duser.timezone=UTC"}, opts.JVMArgs...)
 	args = append(args, "-cp", strings.Join(append([]string{classes}, cp...), string(os.PathListSeparator)),
 		"tidemark.bridge.Server", "--port", strconv.Itoa(opts.Port), "--bind", bind, "--exit-on-stdin-eof")
+	if opts.TLSCertFile != "" || opts.TLSKeyFile != "" {
+		args = append(args, "--tls-cert", opts.TLSCertFile, "--tls-key", opts.TLSKeyFile)
+	}
 	if opts.AdminSessions {
 		args = append(args, "--admin-sessions")
 	}

@@ -19,11 +19,12 @@ import java.util.concurrent.Semaphore;
  * java -Duser.timezone=UTC -cp CLASSES:h2.jar:hsqldb.jar tidemark.bridge.Server \
  *     [--port 0] [--bind 127.0.0.1] [--token T] [--allow-url-prefix P]... [--exit-on-stdin-eof]
  *     [--max-request-bytes N] [--memory-budget-bytes N] [--admin-sessions]
+ *     [--tls-cert CHAIN.pem --tls-key KEY.pem]
  * </pre>
  *
  * <p>Prints exactly one line {@code LISTENING <port>} on stdout once it accepts connections. The
- * token may also come from the environment variable {@code TIDEMARK_JDBCBRIDGE_TOKEN}; it is
- * mandatory when binding a non-loopback address.
+ * token may also come from the environment variable {@code TIDEMARK_JDBCBRIDGE_TOKEN}; it and
+ * TLS are mandatory when binding a non-loopback address. The token is never logged.
  */
 public final class Server {
     /**
@@ -139,6 +140,8 @@ public final class Server {
         long maxRequest = Protocol.DEFAULT_MAX_REQUEST;
         long budgetBytes = Runtime.getRuntime().maxMemory() / 4;
         boolean restrict = true;
+        String tlsCert = null;
+        String tlsKey = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -160,6 +163,12 @@ public final class Server {
                 case "--memory-budget-bytes":
                     budgetBytes = Long.parseLong(need(args, ++i, a));
                     break;
+                case "--tls-cert":
+                    tlsCert = need(args, ++i, a);
+                    break;
+                case "--tls-key":
+                    tlsKey = need(args, ++i, a);
+                    break;
                 case "--admin-sessions":
                     restrict = false;
                     break;
@@ -180,13 +189,30 @@ public final class Server {
         if (!addr.isLoopbackAddress() && (token == null || token.isEmpty())) {
             fail("refusing to bind non-loopback address " + bind + " without --token");
         }
+        if (!addr.isLoopbackAddress() && tlsCert == null) {
+            // The token would cross the network in clear text.
+            fail("refusing to bind non-loopback address " + bind + " without TLS (--tls-cert and --tls-key)");
+        }
+        if ((tlsCert == null) != (tlsKey == null)) {
+            fail("--tls-cert and --tls-key go together");
+        }
         if (maxRequest < 1024 || budgetBytes < 1024) {
             fail("--max-request-bytes and --memory-budget-bytes must be at least 1024");
         }
         // A request never needs more than the whole budget, and a frame length is an int.
         int max = (int) Math.min(Math.min(maxRequest, budgetBytes), Integer.MAX_VALUE - 64);
         Config cfg = new Config(token, List.copyOf(prefixes), max, new Budget(budgetBytes), restrict);
-        ServerSocket ss = new ServerSocket();
+        ServerSocket ss;
+        if (tlsCert != null) {
+            try {
+                ss = Tls.serverSocket(java.nio.file.Path.of(tlsCert), java.nio.file.Path.of(tlsKey));
+            } catch (java.security.GeneralSecurityException | IOException e) {
+                fail("TLS: " + e.getMessage());
+                return;
+            }
+        } else {
+            ss = new ServerSocket();
+        }
         ss.setReuseAddress(true);
         ss.bind(new InetSocketAddress(addr, port), 128);
         if (exitOnStdinEof) {
