@@ -251,10 +251,10 @@ final class Session implements Runnable {
         }
     }
 
-    /** HSQLDB reports an OutOfMemoryError it caught as S1000 with vendor code -458. */
+    /** HSQLDB reports an OutOfMemoryError it caught as S1000 with vendor code -458, H2 as 90108. */
     private static boolean outOfMemory(SQLException e) {
         String m = e.getMessage();
-        return e.getErrorCode() == -458 || (m != null && m.contains("OutOfMemoryError"));
+        return e.getErrorCode() == -458 || e.getErrorCode() == 90108 || (m != null && m.contains("OutOfMemoryError"));
     }
 
     /**
