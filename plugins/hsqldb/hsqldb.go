@@ -7,6 +7,12 @@
 //
 //	jdbcbridge://127.0.0.1:PORT?url=<url-escaped JDBC URL>&user=SA
 //
+// The bridge serves in-memory databases by default, as a user without admin
+// rights that owns its schema (the DSN's user; Tidemark's DDL needs no more).
+// A file database such as the DSNHint's must be allowed on the bridge by its
+// directory (--allow-url-prefix jdbc:hsqldb:file:./) and is opened as the
+// DSN's user. See docs/jdbc-bridge.md.
+//
 // The database must run in MVCC mode: put ;hsqldb.tx=mvcc in the JDBC URL
 // when the database is created (or run SET DATABASE TRANSACTION CONTROL
 // MVCC). In the default LOCKS mode a plain read waits for every writer and

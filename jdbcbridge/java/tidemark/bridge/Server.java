@@ -130,106 +130,93 @@ public final class Server {
 
     private Server() {}
 
-    /** Starts the server; see the class comment for the arguments. */
-    public static void main(String[] args) throws IOException {
-        int port = 0;
+    /** The command line. */
+    private static final class Args {
+        int port;
         String bind = "127.0.0.1";
         String token = System.getenv("TIDEMARK_JDBCBRIDGE_TOKEN");
-        List<String> prefixes = new ArrayList<>();
-        boolean exitOnStdinEof = false;
+        final List<String> prefixes = new ArrayList<>();
+        boolean exitOnStdinEof;
         long maxRequest = Protocol.DEFAULT_MAX_REQUEST;
         long budgetBytes = Runtime.getRuntime().maxMemory() / 4;
         boolean restrict = true;
-        String tlsCert = null;
-        String tlsKey = null;
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            switch (a) {
-                case "--port":
-                    port = Integer.parseInt(need(args, ++i, a));
-                    break;
-                case "--bind":
-                    bind = need(args, ++i, a);
-                    break;
-                case "--token":
-                    token = need(args, ++i, a);
-                    break;
-                case "--allow-url-prefix":
-                    prefixes.add(need(args, ++i, a));
-                    break;
-                case "--max-request-bytes":
-                    maxRequest = Long.parseLong(need(args, ++i, a));
-                    break;
-                case "--memory-budget-bytes":
-                    budgetBytes = Long.parseLong(need(args, ++i, a));
-                    break;
-                case "--tls-cert":
-                    tlsCert = need(args, ++i, a);
-                    break;
-                case "--tls-key":
-                    tlsKey = need(args, ++i, a);
-                    break;
-                case "--admin-sessions":
-                    restrict = false;
-                    break;
-                case "--exit-on-stdin-eof":
-                    exitOnStdinEof = true;
-                    break;
-                default:
-                    fail("unknown argument " + a);
+        String tlsCert;
+        String tlsKey;
+
+        static Args parse(String[] args) {
+            Args r = new Args();
+            for (int i = 0; i < args.length; i++) {
+                String a = args[i];
+                switch (a) {
+                    case "--port" -> r.port = Integer.parseInt(need(args, ++i, a));
+                    case "--bind" -> r.bind = need(args, ++i, a);
+                    case "--token" -> r.token = need(args, ++i, a);
+                    case "--allow-url-prefix" -> r.prefixes.add(need(args, ++i, a));
+                    case "--max-request-bytes" -> r.maxRequest = Long.parseLong(need(args, ++i, a));
+                    case "--memory-budget-bytes" -> r.budgetBytes = Long.parseLong(need(args, ++i, a));
+                    case "--tls-cert" -> r.tlsCert = need(args, ++i, a);
+                    case "--tls-key" -> r.tlsKey = need(args, ++i, a);
+                    case "--admin-sessions" -> r.restrict = false;
+                    case "--exit-on-stdin-eof" -> r.exitOnStdinEof = true;
+                    default -> fail("unknown argument " + a);
+                }
+            }
+            if (r.prefixes.isEmpty()) {
+                r.prefixes.addAll(List.of(DEFAULT_PREFIXES));
+            }
+            return r;
+        }
+
+        /** Refuses (exits) a configuration that would expose more than it should. */
+        void check(InetAddress addr) {
+            if (!addr.isLoopbackAddress() && (token == null || token.isEmpty())) {
+                fail("refusing to bind non-loopback address " + bind + " without --token");
+            }
+            if (!addr.isLoopbackAddress() && tlsCert == null) {
+                // The token would cross the network in clear text.
+                fail("refusing to bind non-loopback address " + bind + " without TLS (--tls-cert and --tls-key)");
+            }
+            if ((tlsCert == null) != (tlsKey == null)) {
+                fail("--tls-cert and --tls-key go together");
+            }
+            if (maxRequest < 1024 || budgetBytes < 1024) {
+                fail("--max-request-bytes and --memory-budget-bytes must be at least 1024");
             }
         }
-        if (prefixes.isEmpty()) {
-            prefixes.addAll(List.of(DEFAULT_PREFIXES));
+
+        Config config() {
+            // A request never needs more than the whole budget, and a frame length is an int.
+            int max = (int) Math.min(Math.min(maxRequest, budgetBytes), Integer.MAX_VALUE - 64);
+            return new Config(token, List.copyOf(prefixes), max, new Budget(budgetBytes), restrict);
         }
+
+        ServerSocket socket() throws IOException {
+            if (tlsCert == null) {
+                return new ServerSocket();
+            }
+            try {
+                return Tls.serverSocket(java.nio.file.Path.of(tlsCert), java.nio.file.Path.of(tlsKey));
+            } catch (java.security.GeneralSecurityException | IOException e) {
+                fail("TLS: " + e.getMessage());
+                throw new IllegalStateException(e); // not reached
+            }
+        }
+    }
+
+    /** Starts the server; see the class comment for the arguments. */
+    public static void main(String[] args) throws IOException {
+        Args a = Args.parse(args);
         if (System.getProperty("hsqldb.method_class_names") == null) {
             System.setProperty("hsqldb.method_class_names", HSQLDB_METHOD_CLASSES);
         }
-        InetAddress addr = InetAddress.getByName(bind);
-        if (!addr.isLoopbackAddress() && (token == null || token.isEmpty())) {
-            fail("refusing to bind non-loopback address " + bind + " without --token");
-        }
-        if (!addr.isLoopbackAddress() && tlsCert == null) {
-            // The token would cross the network in clear text.
-            fail("refusing to bind non-loopback address " + bind + " without TLS (--tls-cert and --tls-key)");
-        }
-        if ((tlsCert == null) != (tlsKey == null)) {
-            fail("--tls-cert and --tls-key go together");
-        }
-        if (maxRequest < 1024 || budgetBytes < 1024) {
-            fail("--max-request-bytes and --memory-budget-bytes must be at least 1024");
-        }
-        // A request never needs more than the whole budget, and a frame length is an int.
-        int max = (int) Math.min(Math.min(maxRequest, budgetBytes), Integer.MAX_VALUE - 64);
-        Config cfg = new Config(token, List.copyOf(prefixes), max, new Budget(budgetBytes), restrict);
-        ServerSocket ss;
-        if (tlsCert != null) {
-            try {
-                ss = Tls.serverSocket(java.nio.file.Path.of(tlsCert), java.nio.file.Path.of(tlsKey));
-            } catch (java.security.GeneralSecurityException | IOException e) {
-                fail("TLS: " + e.getMessage());
-                return;
-            }
-        } else {
-            ss = new ServerSocket();
-        }
+        InetAddress addr = InetAddress.getByName(a.bind);
+        a.check(addr);
+        Config cfg = a.config();
+        ServerSocket ss = a.socket();
         ss.setReuseAddress(true);
-        ss.bind(new InetSocketAddress(addr, port), 128);
-        if (exitOnStdinEof) {
-            Thread t = new Thread(() -> {
-                try {
-                    InputStream in = System.in;
-                    byte[] buf = new byte[256];
-                    while (in.read(buf) >= 0) {
-                        // discard
-                    }
-                } catch (IOException ignored) {
-                    // treat as EOF
-                }
-                System.exit(0);
-            }, "jdbcbridge-stdin");
-            t.setDaemon(true);
-            t.start();
+        ss.bind(new InetSocketAddress(addr, a.port), 128);
+        if (a.exitOnStdinEof) {
+            exitOnStdinEof();
         }
         System.out.println("LISTENING " + ss.getLocalPort());
         System.out.flush();
@@ -239,6 +226,24 @@ public final class Server {
             t.setDaemon(true);
             t.start();
         }
+    }
+
+    /** Exits when stdin closes: the parent process (StartServer) has gone. */
+    private static void exitOnStdinEof() {
+        Thread t = new Thread(() -> {
+            try {
+                InputStream in = System.in;
+                byte[] buf = new byte[256];
+                while (in.read(buf) >= 0) {
+                    // discard
+                }
+            } catch (IOException ignored) {
+                // treat as EOF
+            }
+            System.exit(0);
+        }, "jdbcbridge-stdin");
+        t.setDaemon(true);
+        t.start();
     }
 
     private static String need(String[] args, int i, String flag) {

@@ -99,7 +99,7 @@ final class Session implements Runnable {
             DataInputStream in = new DataInputStream(new BufferedInputStream(sock.getInputStream(), 64 * 1024));
             worker.start();
             while (true) {
-                byte[] f = readFrame(in);
+                byte[] f = Memory.readFrame(in, cfg, authenticated);
                 if (f == null) {
                     break;
                 }
@@ -127,44 +127,6 @@ final class Session implements Runnable {
                 handleCancel(r);
             }
             queue.offer(POISON);
-        }
-    }
-
-    /**
-     * Reads one frame, holding its size in the server's memory budget until the worker is done
-     * with it. A frame over the per-request limit is skipped and replaced by a refusal the
-     * worker answers in order (54000), so the connection stays usable.
-     */
-    private byte[] readFrame(DataInputStream in) throws IOException, InterruptedException {
-        int len = Wire.readLength(in);
-        if (len < 0) {
-            return null;
-        }
-        if (!authenticated && len > MAX_FRAME_UNAUTHENTICATED) {
-            throw new IOException("frame of " + len + " bytes before the handshake");
-        }
-        if (len > cfg.maxRequest) {
-            byte[] head = new byte[5];
-            in.readFully(head);
-            in.skipNBytes(len - 5L);
-            byte[] f = new byte[13];
-            System.arraycopy(head, 0, f, 0, 4);
-            f[4] = (byte) OP_TOO_LARGE;
-            long v = len;
-            for (int i = 0; i < 8; i++) {
-                f[5 + i] = (byte) (v >>> (56 - 8 * i));
-            }
-            cfg.budget.acquire(f.length);
-            return f;
-        }
-        cfg.budget.acquire(len);
-        try {
-            byte[] f = new byte[len];
-            in.readFully(f);
-            return f;
-        } catch (IOException | RuntimeException | Error e) {
-            cfg.budget.release(len);
-            throw e;
         }
     }
 
@@ -222,7 +184,7 @@ final class Session implements Runnable {
                     runningReq = req;
                     close = handle(op, in);
                 } catch (SQLException e) {
-                    if (outOfMemory(e)) {
+                    if (Memory.isOutOfMemory(e)) {
                         outOfMemory(req, e.getMessage());
                     } else {
                         error(req, e.getSQLState(), e.getErrorCode(), e.getMessage());
@@ -249,12 +211,6 @@ final class Session implements Runnable {
         } finally {
             cleanup();
         }
-    }
-
-    /** HSQLDB reports an OutOfMemoryError it caught as S1000 with vendor code -458, H2 as 90108. */
-    private static boolean outOfMemory(SQLException e) {
-        String m = e.getMessage();
-        return e.getErrorCode() == -458 || e.getErrorCode() == 90108 || (m != null && m.contains("OutOfMemoryError"));
     }
 
     /**
@@ -719,28 +675,6 @@ final class Session implements Runnable {
         o.u16(VERSION).str("tidemark-jdbcbridge").i32(cfg.maxRequest);
     }
 
-    /**
-     * An HSQLDB in-memory database keeps its large objects in the heap in blocks of
-     * hsqldb.lob_file_scale KiB, 32 by default: every CLOB, even of 200 characters, took 32 KiB,
-     * so a 70,000-event append held 2.3 GB (measured) and the next one ran out of a 6 GiB heap.
-     * Blocks of 1 KiB (the smallest scale) cut that to about 80 MB. The setting only applies
-     * when the database is created; a URL or property that sets it wins.
-     */
-    static void hsqldbMemoryDefaults(String url, Properties props) {
-        if (!url.regionMatches(true, 0, "jdbc:hsqldb:mem:", 0, 16)) {
-            return;
-        }
-        if (url.toLowerCase(Locale.ROOT).contains("hsqldb.lob_file_scale")) {
-            return;
-        }
-        for (String k : props.stringPropertyNames()) {
-            if (k.trim().equalsIgnoreCase("hsqldb.lob_file_scale")) {
-                return;
-            }
-        }
-        props.setProperty("hsqldb.lob_file_scale", "1");
-    }
-
     private void open(Wire.In in) throws SQLException, IOException {
         if (conn != null) {
             throw new SQLException("connection already open", STATE_PROTOCOL);
@@ -759,7 +693,7 @@ final class Session implements Runnable {
         if (why != null) {
             throw new SQLException(why, STATE_REJECTED);
         }
-        hsqldbMemoryDefaults(url, props);
+        Memory.hsqldbDefaults(url, props);
         if (user != null) {
             props.setProperty("user", user);
         }
