@@ -116,7 +116,7 @@ func TestTransactions(t *testing.T) {
 // connection and checks the call returns a context error and everything recovers.
 func TestCancelBlockedStatement(t *testing.T) {
 	forEngines(t, func(t *testing.T, e engine) {
-		db := e.open(t)
+		db := e.openOn(t, startAdminBridge(t)) // waitNoStatement watches another session
 		ctx := context.Background()
 		mustExec(t, db, "CREATE TABLE lk (id INTEGER PRIMARY KEY, v INTEGER)")
 		mustExec(t, db, "INSERT INTO lk VALUES (1, 0)")

@@ -30,8 +30,10 @@ type conn struct {
 	bad     atomic.Bool
 	inTx    bool
 	product string
-	hdr     [8]byte
-	rbuf    []byte
+	// maxRequest is the server's per-request limit from HELLO (0: unknown, not checked here).
+	maxRequest int
+	hdr        [8]byte
+	rbuf       []byte
 }
 
 var (
@@ -85,6 +87,10 @@ func (c *conn) roundTrip(ctx context.Context, e *encoder) (*decoder, error) {
 		return nil, driver.ErrBadConn
 	}
 	id := c.reqID
+	if n := len(e.b) - 4; c.maxRequest > 0 && n > c.maxRequest {
+		// Refused before sending: the connection stays usable.
+		return nil, &Error{State: "54000", Message: fmt.Sprintf("request of %d bytes is larger than the bridge's per-request limit of %d bytes", n, c.maxRequest)}
+	}
 	if err := c.write(e.frame()); err != nil {
 		c.markBad()
 		return nil, driver.ErrBadConn

@@ -8,13 +8,19 @@
 // cache directory and start it. Run by hand:
 //
 //	java -Duser.timezone=UTC -cp CLASSES:/usr/share/java/h2.jar:/usr/share/java/hsqldb.jar \
-//	    tidemark.bridge.Server --port 0 [--bind 127.0.0.1] [--token T] [--allow-url-prefix P]...
+//	    tidemark.bridge.Server --port 0 [--bind 127.0.0.1] [--token T] [--allow-url-prefix P]... \
+//	    [--max-request-bytes N] [--memory-budget-bytes N]
 //
 // It prints one line "LISTENING <port>" once ready. It listens on 127.0.0.1 by default, requires
-// a token to bind any other address, opens only allow-listed JDBC URL prefixes (jdbc:h2:mem:,
-// jdbc:h2:file:, jdbc:h2:tcp:, jdbc:hsqldb:mem:, jdbc:hsqldb:file:, jdbc:hsqldb:hsql:) and
-// refuses H2 URLs containing INIT=. Note that SQL itself can still reach the file system
-// (H2 CREATE ALIAS, SCRIPT TO, file: URLs): only expose the bridge to trusted clients.
+// a token and TLS (--tls-cert, --tls-key) to bind any other address (and the driver refuses a
+// non-loopback address without TLS), opens only allow-listed JDBC URL prefixes (by default
+// in-memory databases only: jdbc:h2:mem: and jdbc:hsqldb:mem:; allow a file database by its
+// directory, e.g. --allow-url-prefix jdbc:h2:file:/srv/tidemark/, and a path with a '..'
+// segment is refused), refuses H2 URLs containing INIT= and lets HSQLDB call no Java method
+// as an SQL routine (hsqldb.method_class_names). Sessions on in-memory databases run as the
+// DSN's user without admin rights, owning a schema of its name (the bridge creates the
+// database as an internal admin first), so SQL cannot run Java code or reach files (H2
+// CREATE ALIAS, FILE_READ, ...); --admin-sessions turns that off. See docs/jdbc-bridge.md.
 //
 // # DSN
 //
@@ -25,6 +31,9 @@
 //	fetchSize=256      rows per batch (first batch comes with the execute response)
 //	cancelGrace=2s     how long to wait after sending a cancel before closing the socket
 //	dialTimeout=10s    TCP connect + handshake timeout
+//	tls=true           TLS, verifying the server against the system roots
+//	tlsCA=FILE         TLS, verifying the server against the PEM certificates in FILE
+//	tlsServerName=N    the name to verify (default: the DSN's host)
 //	prop.NAME=VALUE    extra JDBC connection property NAME
 //
 // Example:
@@ -49,7 +58,18 @@
 // TIME WITH TIME ZONE and INTERVAL values come back as strings.
 //
 // Errors from the database are [*Error] values carrying SQLSTATE and vendor code; refusals by
-// the bridge use SQLSTATE 08004 (URL not allowed), 28000 (bad token) and 08P01 (protocol).
+// the bridge use SQLSTATE 08004 (URL not allowed), 28000 (bad token), 08P01 (protocol),
+// 22021 (text that is not valid UTF-8 in either direction: [ErrInvalidText]; never replaced by
+// U+FFFD), 54000 (a request or result over the per-request limit: [ErrRequestTooLarge]) and
+// HY001 (the JVM ran out of memory; the session's transaction was rolled back:
+// [ErrOutOfMemory]). See docs/jdbc-bridge.md.
+//
+// # Memory
+//
+// The server bounds each request and response frame (--max-request-bytes, default 256 MiB)
+// and the request frames all sessions hold at once (--memory-budget-bytes, default a quarter
+// of the maximum heap). It opens HSQLDB in-memory databases with hsqldb.lob_file_scale=1
+// unless told otherwise: at HSQLDB's default every CLOB takes a 32 KiB heap block.
 //
 // # Cancellation
 //

@@ -3,12 +3,15 @@ package jdbcbridge
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,6 +62,14 @@ type Config struct {
 	CancelGrace time.Duration
 	// DialTimeout bounds connecting and the handshake (default 10s).
 	DialTimeout time.Duration
+	// TLS, when set, wraps the connection in TLS and verifies the server's certificate
+	// with it (ServerName defaults to Addr's host). DSN: tls=true (system roots),
+	// tlsCA=FILE (PEM roots), tlsServerName=NAME. Required for a non-loopback Addr: the
+	// token and the data would cross the network in clear text.
+	TLS *tls.Config
+	// tlsCA and tlsServerName are kept for FormatDSN.
+	tlsCA, tlsServerName string
+	tlsOn                bool
 }
 
 // ParseDSN parses "jdbcbridge://HOST:PORT?url=...&user=...&password=...&token=...".
@@ -88,9 +99,20 @@ func ParseDSN(dsn string) (*Config, error) {
 	if cfg.URL == "" {
 		return nil, fmt.Errorf("jdbcbridge: DSN has no url= (JDBC URL)")
 	}
+
 	for k, vs := range q {
 		switch {
 		case k == "url" || k == "user" || k == "password" || k == "token":
+		case k == "tls":
+			on, err := strconv.ParseBool(vs[0])
+			if err != nil {
+				return nil, fmt.Errorf("jdbcbridge: bad tls %q", vs[0])
+			}
+			cfg.tlsOn = on
+		case k == "tlsCA":
+			cfg.tlsCA, cfg.tlsOn = vs[0], true
+		case k == "tlsServerName":
+			cfg.tlsServerName, cfg.tlsOn = vs[0], true
 		case k == "fetchSize":
 			n, err := strconv.Atoi(vs[0])
 			if err != nil || n <= 0 {
@@ -111,6 +133,11 @@ func ParseDSN(dsn string) (*Config, error) {
 			cfg.Properties[strings.TrimPrefix(k, "prop.")] = vs[0]
 		default:
 			return nil, fmt.Errorf("jdbcbridge: unknown DSN parameter %q", k)
+		}
+	}
+	if cfg.tlsOn {
+		if cfg.TLS, err = tlsConfig(cfg.tlsCA, cfg.tlsServerName); err != nil {
+			return nil, err
 		}
 	}
 	return cfg, nil
@@ -137,6 +164,15 @@ func (c *Config) FormatDSN() string {
 	}
 	if c.CancelGrace > 0 && c.CancelGrace != 2*time.Second {
 		q.Set("cancelGrace", c.CancelGrace.String())
+	}
+	if c.tlsOn || c.TLS != nil {
+		q.Set("tls", "true")
+	}
+	if c.tlsCA != "" {
+		q.Set("tlsCA", c.tlsCA)
+	}
+	if c.tlsServerName != "" {
+		q.Set("tlsServerName", c.tlsServerName)
 	}
 	if c.DialTimeout > 0 && c.DialTimeout != 10*time.Second {
 		q.Set("dialTimeout", c.DialTimeout.String())
@@ -170,6 +206,13 @@ func (c *Connector) Driver() driver.Driver { return c.drv }
 
 // Connect dials the bridge, performs the handshake and opens the JDBC connection.
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
+	host, _, err := net.SplitHostPort(c.cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("jdbcbridge: bad address %q: %w", c.cfg.Addr, err)
+	}
+	if c.cfg.TLS == nil && !isLoopback(host) {
+		return nil, fmt.Errorf("jdbcbridge: refusing to connect to %s without TLS: the token and the data would cross the network in clear text (set tls=true or tlsCA=FILE)", c.cfg.Addr)
+	}
 	d := net.Dialer{Timeout: c.cfg.DialTimeout}
 	nc, err := d.DialContext(ctx, "tcp", c.cfg.Addr)
 	if err != nil {
@@ -177,6 +220,21 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
+	}
+	if c.cfg.TLS != nil {
+		tc := c.cfg.TLS.Clone()
+		if tc.ServerName == "" {
+			tc.ServerName = host
+		}
+		tconn := tls.Client(nc, tc)
+		hctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
+		err := tconn.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("jdbcbridge: TLS with %s: %w", c.cfg.Addr, err)
+		}
+		nc = tconn
 	}
 	cn := &conn{
 		cfg: c.cfg,
@@ -196,6 +254,32 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	return cn, nil
 }
 
+// isLoopback reports whether host is "localhost" or a loopback IP address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// tlsConfig verifies the server against the PEM roots in caFile (system roots when empty).
+func tlsConfig(caFile, serverName string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("jdbcbridge: tlsCA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("jdbcbridge: tlsCA %s holds no PEM certificate", caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}
+
 func (c *conn) handshake(ctx context.Context) error {
 	e := c.start(opHello)
 	e.u16(protocolVersion)
@@ -206,6 +290,10 @@ func (c *conn) handshake(ctx context.Context) error {
 	}
 	if v := d.u16(); v != protocolVersion {
 		return fmt.Errorf("jdbcbridge: server speaks protocol %d, want %d", v, protocolVersion)
+	}
+	_ = d.str()              // server name
+	if d.pos+4 <= len(d.b) { // older servers do not send their limit
+		c.maxRequest = int(d.i32())
 	}
 	e = c.start(opOpen)
 	e.str(c.cfg.URL)

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if bridge != nil {
 		bridge.Close()
 	}
+	if adminBridge != nil {
+		adminBridge.Close()
+	}
 	os.Exit(code)
 }
 
@@ -60,6 +63,27 @@ func startBridge(tb testing.TB) *Server {
 	return bridge
 }
 
+var (
+	adminOnce   sync.Once
+	adminBridge *Server
+	adminErr    error
+)
+
+// startAdminBridge returns a second shared server whose in-memory sessions keep admin rights,
+// for tests that must watch other sessions (INFORMATION_SCHEMA.SESSIONS shows a user without
+// admin rights only its own).
+func startAdminBridge(tb testing.TB) *Server {
+	tb.Helper()
+	startBridge(tb)
+	adminOnce.Do(func() {
+		adminBridge, adminErr = StartServer(context.Background(), StartOptions{AdminSessions: true, Stderr: os.Stderr})
+	})
+	if adminErr != nil {
+		tb.Fatalf("start admin bridge: %v", adminErr)
+	}
+	return adminBridge
+}
+
 // engine describes one database behind the bridge.
 type engine struct {
 	name      string
@@ -82,7 +106,12 @@ var engines = []engine{
 // open returns a *sql.DB on a fresh in-memory database of engine e.
 func (e engine) open(tb testing.TB, extra ...string) *sql.DB {
 	tb.Helper()
-	s := startBridge(tb)
+	return e.openOn(tb, startBridge(tb), extra...)
+}
+
+// openOn is open on server s.
+func (e engine) openOn(tb testing.TB, s *Server, extra ...string) *sql.DB {
+	tb.Helper()
 	name := fmt.Sprintf("t%d_%s", dbCounter.Add(1), strings.ToLower(strings.NewReplacer("/", "_", " ", "_", "#", "_").Replace(tb.Name())))
 	dsn := s.DSN(e.url(name), e.user, "")
 	for _, x := range extra {

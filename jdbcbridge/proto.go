@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 )
 
 // Wire protocol constants; they mirror jdbcbridge/java/tidemark/bridge/Protocol.java.
@@ -211,7 +212,12 @@ func (d *decoder) value() any {
 	case tagDouble:
 		return math.Float64frombits(uint64(d.i64()))
 	case tagDecimal, tagString:
-		return d.str()
+		r := d.raw()
+		if !utf8.Valid(r) && d.err == nil {
+			// The server encodes strictly; anything else is a protocol fault, not text.
+			d.err = &Error{State: "22021", Message: "the bridge sent text that is not valid UTF-8"}
+		}
+		return string(r)
 	case tagBytes:
 		r := d.raw()
 		return append(make([]byte, 0, len(r)), r...)

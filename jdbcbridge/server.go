@@ -61,6 +61,21 @@ type StartOptions struct {
 	Token string
 	// AllowURLPrefixes replaces the default JDBC URL allow-list.
 	AllowURLPrefixes []string
+	// MaxRequestBytes is the server's per-request limit: the largest request or response
+	// frame, beyond which the request is refused with ErrRequestTooLarge (0: the server's
+	// default, 256 MiB, or the memory budget if smaller).
+	MaxRequestBytes int64
+	// MemoryBudgetBytes bounds the request frames all sessions hold at once (0: the server's
+	// default, a quarter of the JVM's maximum heap).
+	MemoryBudgetBytes int64
+	// TLSCertFile and TLSKeyFile serve TLS: a PEM certificate chain and its PKCS#8 PEM
+	// private key (RSA or EC). Required, with Token, for a non-loopback Bind.
+	TLSCertFile, TLSKeyFile string
+	// AdminSessions lets clients of in-memory databases keep admin rights (--admin-sessions).
+	// By default the server runs them as a user without admin rights that owns its schema,
+	// so SQL cannot run Java code or reach files (H2 CREATE ALIAS, FILE_READ); only tools
+	// that need admin rights on a trusted machine should set it.
+	AdminSessions bool
 	// JVMArgs are extra JVM options (e.g. "-Xmx512m").
 	JVMArgs []string
 	// Stderr receives the server's stderr (default: discarded).
@@ -236,6 +251,18 @@ func StartServer(ctx context.Context, opts StartOptions) (*Server, error) {
 	args := append([]string{"-Duser.timezone=UTC"}, opts.JVMArgs...)
 	args = append(args, "-cp", strings.Join(append([]string{classes}, cp...), string(os.PathListSeparator)),
 		"tidemark.bridge.Server", "--port", strconv.Itoa(opts.Port), "--bind", bind, "--exit-on-stdin-eof")
+	if opts.TLSCertFile != "" || opts.TLSKeyFile != "" {
+		args = append(args, "--tls-cert", opts.TLSCertFile, "--tls-key", opts.TLSKeyFile)
+	}
+	if opts.AdminSessions {
+		args = append(args, "--admin-sessions")
+	}
+	if opts.MaxRequestBytes > 0 {
+		args = append(args, "--max-request-bytes", strconv.FormatInt(opts.MaxRequestBytes, 10))
+	}
+	if opts.MemoryBudgetBytes > 0 {
+		args = append(args, "--memory-budget-bytes", strconv.FormatInt(opts.MemoryBudgetBytes, 10))
+	}
 	for _, p := range opts.AllowURLPrefixes {
 		args = append(args, "--allow-url-prefix", p)
 	}

@@ -6,6 +6,12 @@
 //
 //	jdbcbridge://127.0.0.1:PORT?url=<url-escaped JDBC URL>&user=sa
 //
+// The bridge serves in-memory databases by default, as a user without admin
+// rights that owns its schema (the DSN's user; Tidemark's DDL needs no more).
+// A file database such as the DSNHint's must be allowed on the bridge by its
+// directory (--allow-url-prefix jdbc:h2:file:./) and is opened as the DSN's
+// user: create one without admin rights for it. See docs/jdbc-bridge.md.
+//
 // # Lock timeout
 //
 // Appends queue on the counter row of the global position table: each holds

@@ -7,10 +7,23 @@
 //
 //	jdbcbridge://127.0.0.1:PORT?url=<url-escaped JDBC URL>&user=SA
 //
+// The bridge serves in-memory databases by default, as a user without admin
+// rights that owns its schema (the DSN's user; Tidemark's DDL needs no more).
+// A file database such as the DSNHint's must be allowed on the bridge by its
+// directory (--allow-url-prefix jdbc:hsqldb:file:./) and is opened as the
+// DSN's user. See docs/jdbc-bridge.md.
+//
 // The database must run in MVCC mode: put ;hsqldb.tx=mvcc in the JDBC URL
 // when the database is created (or run SET DATABASE TRANSACTION CONTROL
 // MVCC). In the default LOCKS mode a plain read waits for every writer and
-// ignores cancellation.
+// ignores cancellation; in MVCC mode reads never wait for writers (measured
+// at every isolation level with row locks held and a writer blocked).
+//
+// An in-memory database keeps its CLOBs (every payload) in the heap, in
+// blocks of hsqldb.lob_file_scale KiB: 32 by default, so each event took at
+// least 32 KiB. The bridge creates jdbc:hsqldb:mem: databases with
+// hsqldb.lob_file_scale=1 unless the URL sets it; set it yourself when
+// creating one elsewhere.
 //
 // # Positions
 //

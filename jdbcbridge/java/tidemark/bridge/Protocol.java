@@ -16,8 +16,8 @@ final class Protocol {
 
     /** Largest frame accepted before the HELLO handshake has succeeded. */
     static final int MAX_FRAME_UNAUTHENTICATED = 64 * 1024;
-    /** Largest frame accepted after the handshake. */
-    static final int MAX_FRAME = 512 * 1024 * 1024;
+    /** Default per-request limit (--max-request-bytes): the largest request or response frame. */
+    static final int DEFAULT_MAX_REQUEST = 256 * 1024 * 1024;
 
     // Operations.
     static final int OP_HELLO = 1;
@@ -36,6 +36,8 @@ final class Protocol {
     static final int OP_LOB_READ = 14;
     static final int OP_LOB_FREE = 15;
     static final int OP_CLOSE = 16;
+    /** Internal: stands in for a request frame over the limit that was skipped unread. */
+    static final int OP_TOO_LARGE = 255;
 
     // Response status.
     static final int STATUS_OK = 0;

@@ -40,6 +40,16 @@ final class Session implements Runnable {
     private volatile Statement runningStmt;
     private volatile int cancelReq = -1;
 
+    /**
+     * Orders cancels with the end of requests: a cancel is delivered to the driver only while
+     * the request it names is still running, and the worker does not move on to the next
+     * request while a cancel is being delivered. Without it a cancel that lost the race with
+     * its statement's end aborted the connection's next statement (HSQLDB cancels the session's
+     * current statement, whichever it is: 40502 on an unrelated read).
+     */
+    private final Object cancelLock = new Object();
+    private boolean cancelDelivered; // guarded by cancelLock
+
     private volatile Connection conn;
     private int defaultIsolation;
     private int nextId = 1;
@@ -89,11 +99,12 @@ final class Session implements Runnable {
             DataInputStream in = new DataInputStream(new BufferedInputStream(sock.getInputStream(), 64 * 1024));
             worker.start();
             while (true) {
-                byte[] f = Wire.readFrame(in, authenticated ? MAX_FRAME : MAX_FRAME_UNAUTHENTICATED);
+                byte[] f = Memory.readFrame(in, cfg, authenticated);
                 if (f == null) {
                     break;
                 }
                 if ((f[4] & 0xff) == OP_CANCEL) {
+                    cfg.budget.release(f.length);
                     handleCancel(new Wire.In(f, 5).i32());
                     continue;
                 }
@@ -111,9 +122,9 @@ final class Session implements Runnable {
         } catch (IOException | InterruptedException e) {
             // connection lost; fall through to cleanup
         } finally {
-            Statement s = runningStmt;
-            if (s != null) {
-                Canceler.cancel(conn, s);
+            int r = runningReq;
+            if (r >= 0) {
+                handleCancel(r);
             }
             queue.offer(POISON);
         }
@@ -121,9 +132,35 @@ final class Session implements Runnable {
 
     private void handleCancel(int target) {
         cancelReq = target;
-        Statement s = runningStmt;
-        if (s != null && runningReq == target) {
-            Canceler.cancel(conn, s);
+        if (runningReq != target || runningStmt == null) {
+            return;
+        }
+        Canceler.run(() -> {
+            synchronized (cancelLock) {
+                Statement s = runningStmt;
+                if (runningReq != target || s == null) {
+                    return; // the request ended meanwhile: never touch the next one
+                }
+                cancelDelivered = true;
+                Canceler.cancelNow(conn, s);
+            }
+        });
+    }
+
+    /** Marks the running statement as finished; see cancelLock. */
+    private void statementDone() {
+        synchronized (cancelLock) {
+            runningStmt = null;
+            if (cancelDelivered) {
+                cancelDelivered = false;
+                Canceler.clearPendingAbort(conn);
+            }
+        }
+    }
+
+    private void startStatement(Statement st) {
+        synchronized (cancelLock) {
+            runningStmt = st;
         }
     }
 
@@ -134,22 +171,35 @@ final class Session implements Runnable {
                 if (f == POISON) {
                     return;
                 }
+                final int flen = f.length;
                 Wire.In in = new Wire.In(f, 0);
+                f = null; // the decoder holds the frame; an OutOfMemoryError handler drops both
                 int req = in.i32();
                 int op = in.u8();
                 o.reset();
+                o.limit = cfg.maxRequest;
                 o.i32(req).u8(STATUS_OK);
                 boolean close = false;
                 try {
                     runningReq = req;
                     close = handle(op, in);
                 } catch (SQLException e) {
-                    error(req, e.getSQLState(), e.getErrorCode(), e.getMessage());
+                    if (Memory.isOutOfMemory(e)) {
+                        outOfMemory(req, e.getMessage());
+                    } else {
+                        error(req, e.getSQLState(), e.getErrorCode(), e.getMessage());
+                    }
+                } catch (BridgeException e) {
+                    error(req, e.state, 0, e.getMessage());
+                } catch (OutOfMemoryError e) {
+                    in = null;
+                    outOfMemory(req, String.valueOf(e));
                 } catch (RuntimeException | IOException e) {
                     error(req, STATE_GENERAL, 0, String.valueOf(e));
                 } finally {
+                    statementDone();
                     runningReq = -1;
-                    runningStmt = null;
+                    cfg.budget.release(flen);
                 }
                 o.writeTo(out);
                 if (close || !authenticated) {
@@ -163,12 +213,42 @@ final class Session implements Runnable {
         }
     }
 
+    /**
+     * Answers a request that ran the JVM out of memory: the session's cursors, large objects
+     * and transaction are released (what the transaction did is not trustworthy after an
+     * allocation failed halfway), and the client gets HY001; the server and its other
+     * sessions keep running.
+     */
+    private void outOfMemory(int req, String cause) {
+        o.reset();
+        for (Values.Lob l : lobs.values()) {
+            l.free();
+        }
+        lobs.clear();
+        closeCursors();
+        String rolled = "";
+        try {
+            if (conn != null && !conn.getAutoCommit()) {
+                conn.rollback();
+                rolled = "; its transaction was rolled back";
+            }
+        } catch (SQLException | RuntimeException | OutOfMemoryError ignored) {
+            // best effort
+        }
+        Runtime rt = Runtime.getRuntime();
+        error(req, BridgeException.OUT_OF_MEMORY, 0, "the bridge ran out of memory (max heap " + (rt.maxMemory() >> 20)
+                + " MiB) while running this request" + rolled + ": " + cause);
+    }
+
     private void error(int req, String state, int code, String msg) {
         o.reset();
         o.i32(req).u8(STATUS_ERROR).str(state == null ? STATE_GENERAL : state).i32(code).str(msg == null ? "" : msg);
     }
 
     private void cleanup() {
+        for (byte[] f; (f = queue.poll()) != null; ) {
+            cfg.budget.release(f.length);
+        }
         for (Values.Lob l : lobs.values()) {
             l.free();
         }
@@ -233,6 +313,9 @@ final class Session implements Runnable {
 
     /** Handles one request; returns true when the session must end. */
     private boolean handle(int op, Wire.In in) throws SQLException, IOException {
+        if (op == OP_TOO_LARGE) {
+            return handleLarge(in);
+        }
         if (!authenticated && op != OP_HELLO) {
             throw new SQLException("handshake required", STATE_PROTOCOL);
         }
@@ -336,6 +419,11 @@ final class Session implements Runnable {
         }
     }
 
+    private boolean handleLarge(Wire.In in) throws IOException {
+        throw new BridgeException(BridgeException.TOO_LARGE, "request of " + in.i64()
+                + " bytes is larger than the bridge's per-request limit of " + cfg.maxRequest + " bytes (--max-request-bytes)");
+    }
+
     private void closeCursors() {
         for (Cursor c : cursors.values()) {
             closeQuietly(c);
@@ -416,7 +504,7 @@ final class Session implements Runnable {
                 Values.bind(in, ps, i, types);
             }
             keys = keys && (flags & FLAG_GENERATED_KEYS) != 0;
-            runningStmt = st;
+            startStatement(st);
             if (cancelReq == req) {
                 throw new SQLException("statement canceled", STATE_CANCELED);
             }
@@ -426,7 +514,7 @@ final class Session implements Runnable {
             } else {
                 isRs = keys ? st.execute(sql, Statement.RETURN_GENERATED_KEYS) : st.execute(sql);
             }
-            runningStmt = null;
+            statementDone();
             if (!isRs) {
                 long count = st.getLargeUpdateCount();
                 o.u8(RESULT_UPDATE).i64(count);
@@ -451,7 +539,7 @@ final class Session implements Runnable {
                 cursors.put(id, c);
             }
         } finally {
-            runningStmt = null;
+            statementDone();
             if (owned && !keep) {
                 try {
                     st.close();
@@ -584,7 +672,7 @@ final class Session implements Runnable {
         synchronized (this) {
             notifyAll();
         }
-        o.u16(VERSION).str("tidemark-jdbcbridge");
+        o.u16(VERSION).str("tidemark-jdbcbridge").i32(cfg.maxRequest);
     }
 
     private void open(Wire.In in) throws SQLException, IOException {
@@ -605,13 +693,14 @@ final class Session implements Runnable {
         if (why != null) {
             throw new SQLException(why, STATE_REJECTED);
         }
+        Memory.hsqldbDefaults(url, props);
         if (user != null) {
             props.setProperty("user", user);
         }
         if (password != null) {
             props.setProperty("password", password);
         }
-        conn = DriverManager.getConnection(url, props);
+        conn = cfg.restrictSessions && Restrict.applies(url) ? Restrict.open(url, props) : DriverManager.getConnection(url, props);
         conn.setAutoCommit(true);
         defaultIsolation = conn.getTransactionIsolation();
         String product = conn.getMetaData().getDatabaseProductName();

@@ -4,25 +4,87 @@ import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
-/** Minimal big-endian encoder/decoder for frames. */
+/**
+ * Minimal big-endian encoder/decoder for frames. Text is strict UTF-8 both ways: malformed input
+ * (bytes ff fe, overlong forms such as c0 af, encoded surrogates such as ed a0 80) and strings
+ * with unpaired surrogates are refused with SQLSTATE 22021, never replaced.
+ */
 final class Wire {
     private Wire() {}
 
-    /** Reads one frame body (after the length prefix); returns null on clean EOF. */
-    static byte[] readFrame(DataInputStream in, int max) throws IOException {
+    private static final ThreadLocal<CharsetDecoder> DECODER = ThreadLocal.withInitial(() -> StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT));
+
+    /** Decodes n bytes of strict UTF-8; throws BridgeException 22021 on malformed input. */
+    static String decodeUtf8(byte[] b, int off, int n) {
+        boolean ascii = true;
+        for (int i = off; i < off + n; i++) {
+            if (b[i] < 0) {
+                ascii = false;
+                break;
+            }
+        }
+        if (ascii) {
+            return new String(b, off, n, StandardCharsets.US_ASCII);
+        }
+        CharsetDecoder d = DECODER.get().reset();
+        ByteBuffer in = ByteBuffer.wrap(b, off, n);
+        CharBuffer out = CharBuffer.allocate(n); // UTF-8 never needs more chars than bytes
+        CoderResult r = d.decode(in, out, true);
+        if (!r.isError()) {
+            r = d.flush(out);
+        }
+        if (r.isError()) {
+            int at = in.position() - off;
+            StringBuilder hex = new StringBuilder();
+            for (int i = in.position(); i < Math.min(in.position() + Math.max(r.length(), 1), off + n); i++) {
+                hex.append(String.format("%02x", b[i] & 0xff));
+            }
+            throw new BridgeException(BridgeException.INVALID_TEXT,
+                    "text sent to the bridge is not valid UTF-8: bytes " + hex + " at byte offset " + at);
+        }
+        out.flip();
+        return out.toString();
+    }
+
+    /**
+     * Encodes s as UTF-8; throws BridgeException 22021 when s holds an unpaired surrogate (text
+     * the database returned that has no UTF-8 form).
+     */
+    static byte[] encodeUtf8(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isSurrogate(c)) {
+                if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    i++;
+                    continue;
+                }
+                throw new BridgeException(BridgeException.INVALID_TEXT, String.format(
+                        "text from the database cannot be encoded as UTF-8: unpaired surrogate U+%04X at char %d", (int) c, i));
+            }
+        }
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Reads a frame's length prefix; returns -1 on clean EOF. */
+    static int readLength(DataInputStream in) throws IOException {
         int b0 = in.read();
         if (b0 < 0) {
-            return null;
+            return -1;
         }
         int len = (b0 << 24) | (in.readUnsignedByte() << 16) | (in.readUnsignedByte() << 8) | in.readUnsignedByte();
-        if (len < 5 || len > max) {
+        if (len < 5) {
             throw new IOException("bad frame length " + len);
         }
-        byte[] b = new byte[len];
-        in.readFully(b);
-        return b;
+        return len;
     }
 
     /** Decoder over one frame payload. */
@@ -83,16 +145,21 @@ final class Wire {
                 return null;
             }
             need(n);
-            String s = new String(b, pos, n, StandardCharsets.UTF_8);
+            String s = decodeUtf8(b, pos, n);
             pos += n;
             return s;
         }
     }
 
-    /** Growable output buffer; the first 4 bytes are reserved for the frame length. */
+    /**
+     * Growable output buffer; the first 4 bytes are reserved for the frame length. A response
+     * that would grow past limit bytes is refused (BridgeException 54000) instead of growing
+     * the heap without bound.
+     */
     static final class Out {
         byte[] b = new byte[8192];
         int len;
+        int limit = Integer.MAX_VALUE - 16;
 
         void reset() {
             len = 4;
@@ -106,12 +173,17 @@ final class Wire {
         }
 
         private void ensure(int n) {
+            if ((long) len + n - 4 > limit) {
+                throw new BridgeException(BridgeException.TOO_LARGE,
+                        "response larger than the bridge's per-request limit of " + limit + " bytes");
+            }
             if (len + n > b.length) {
-                int c = b.length * 2;
+                long c = (long) b.length * 2;
                 while (c < len + n) {
                     c *= 2;
                 }
-                byte[] nb = new byte[c];
+                c = Math.min(c, (long) limit + 8);
+                byte[] nb = new byte[(int) c];
                 System.arraycopy(b, 0, nb, 0, len);
                 b = nb;
             }
@@ -164,7 +236,7 @@ final class Wire {
             if (s == null) {
                 return i32(-1);
             }
-            return bytes(s.getBytes(StandardCharsets.UTF_8));
+            return bytes(encodeUtf8(s));
         }
 
         /** Writes the frame (length prefix + body) to the stream. */
