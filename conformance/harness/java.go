@@ -91,7 +91,7 @@ func javaURL(engine, name string) (url, user, version string) {
 	if engine == EngineH2 {
 		return fmt.Sprintf("jdbc:h2:mem:%s;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=%d", name, H2LockTimeoutMillis), "sa", "SELECT H2VERSION()"
 	}
-	return "jdbc:hsqldb:mem:" + name + ";hsqldb.tx=mvcc", "SA", "VALUES (DATABASE_VERSION())"
+	return "jdbc:hsqldb:mem:" + name + ";hsqldb.tx=mvcc;sql.pad_space=false", "SA", "VALUES (DATABASE_VERSION())"
 }
 
 // openJava implements JavaEngines.

@@ -49,6 +49,9 @@ type Catalogue struct {
 	Naming Naming `json:"naming"`
 	// SchemaLock, when set, serialises schema creation between processes.
 	SchemaLock SchemaLock `json:"schema_lock"`
+	// Checks are database settings the core's guarantees rely on, read at
+	// every start before any DDL (see EngineCheck).
+	Checks []EngineCheck `json:"checks,omitempty"`
 }
 
 // Naming is how the engine compares the names of schema objects. Identity's
@@ -458,4 +461,19 @@ type QueryColumnTypes struct {
 	// IndexExists, when set, binds #{table} and #{index} and returns a row
 	// when the index exists; the core then skips creating it.
 	IndexExists string `json:"index_exists,omitempty"`
+}
+
+// EngineCheck is a database setting a guarantee relies on, which the dialect
+// cannot set in its DDL for every user (it needs rights a schema owner lacks,
+// or it applies database-wide). The core reads it at every start, before any
+// DDL: when Query's single value is not Want it runs Fix (if any), reads
+// again, and otherwise refuses to start with an error naming the setting,
+// both values and Remedy. HSQLDB's sql.pad_space is the first: with PAD SPACE
+// "acc-1 " and "acc-1" are one key.
+type EngineCheck struct {
+	Name   string `json:"name"`          // e.g. "exact key comparison (sql.pad_space)"
+	Query  string `json:"query"`         // one row, one column; no binds
+	Want   string `json:"want"`          // compared with the value as text, case-insensitively
+	Fix    string `json:"fix,omitempty"` // e.g. SET DATABASE COLLATION SQL_TEXT NO PAD; needs rights
+	Remedy string `json:"remedy"`        // what an operator does when Fix is refused
 }

@@ -31,6 +31,9 @@ var ErrSchemaLock = errors.New("schema lock not obtained")
 // loser of a partition-count race sees the winner's count before any DDL.
 func (e *Engine) create(ctx context.Context, cfg Config, steps []schema.Step) error {
 	return e.withSchemaLock(ctx, cfg, func(q Querier) error {
+		if err := e.checkSettings(ctx, q); err != nil {
+			return err
+		}
 		if err := e.checkSeededFacts(ctx, q); err != nil {
 			return err
 		}

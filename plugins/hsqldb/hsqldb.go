@@ -98,6 +98,7 @@ func Catalogue() dialect.Catalogue {
 	// names are unique in the schema, apart from table names. No named
 	// lock: concurrent "already exists" is treated as done.
 	c.Naming = dialect.Naming{IndexScope: dialect.IndexScopeSchema, ReservedWords: reservedWords}
+	c.Checks = []dialect.EngineCheck{noPad}
 	c.Introspection = introspection()
 	return c
 }

@@ -1,8 +1,5 @@
 -- consumer-undelivered-messages-schema.sql for hsqldb, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
--- Hand edit (keys): every script first makes text comparison exact (NO PAD).
-SET DATABASE COLLATION SQL_TEXT NO PAD;
-
 -- PostgreSQL (TEXT) / H2, HSQLDB (CLOB)
 CREATE TABLE IF NOT EXISTS CONSUMER_UNDELIVERED_MESSAGES (
     id               CHAR(36)      NOT NULL PRIMARY KEY,

@@ -1,8 +1,5 @@
 -- event-publication-metadata-schema.sql for hsqldb, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
--- Hand edit (keys): every script first makes text comparison exact (NO PAD).
-SET DATABASE COLLATION SQL_TEXT NO PAD;
-
 -- HSQLDB
 CREATE TABLE IF NOT EXISTS EVENT_PUBLICATION_METADATA (
   PUBLICATION_ID  VARCHAR(36)              NOT NULL,

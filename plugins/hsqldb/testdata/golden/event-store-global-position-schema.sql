@@ -1,8 +1,5 @@
 -- event-store-global-position-schema.sql for hsqldb, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
--- Hand edit (keys): every script first makes text comparison exact (NO PAD).
-SET DATABASE COLLATION SQL_TEXT NO PAD;
-
 -- H2 / HSQLDB
 CREATE TABLE IF NOT EXISTS EVENT_STORE_GLOBAL_POSITION (
     id  TINYINT NOT NULL PRIMARY KEY,

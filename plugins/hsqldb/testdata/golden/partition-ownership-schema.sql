@@ -1,8 +1,5 @@
 -- partition-ownership-schema.sql for hsqldb, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
--- Hand edit (keys): every script first makes text comparison exact (NO PAD).
-SET DATABASE COLLATION SQL_TEXT NO PAD;
-
 -- PostgreSQL / H2 / HSQLDB
 CREATE TABLE IF NOT EXISTS PARTITION_OWNERSHIP (
     consumer_type     VARCHAR(32)              NOT NULL,

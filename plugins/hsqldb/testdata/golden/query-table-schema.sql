@@ -1,8 +1,5 @@
 -- query-table-schema.sql for hsqldb, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
--- Hand edit (keys): every script first makes text comparison exact (NO PAD).
-SET DATABASE COLLATION SQL_TEXT NO PAD;
-
 -- PostgreSQL / H2 (HSQLDB: message_id VARCHAR(36))
 CREATE TABLE IF NOT EXISTS account_summary (
     read_model_id   VARCHAR(255) NOT NULL,

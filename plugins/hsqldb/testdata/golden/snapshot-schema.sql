@@ -1,9 +1,6 @@
 -- snapshot-schema.sql for hsqldb, extracted from table-schemas.txt by tools/specextract.
 -- Deliberate deviations are hand edits, listed in docs/spec-deviations.md.
 -- Deviation 5: key columns VARCHAR(510) instead of VARCHAR(255) (UTF-16 code units).
--- Hand edit (keys): every script first makes text comparison exact (NO PAD).
-SET DATABASE COLLATION SQL_TEXT NO PAD;
-
 -- HSQLDB
 CREATE TABLE IF NOT EXISTS account_event_snapshots (
     id               VARCHAR(36)  PRIMARY KEY,
