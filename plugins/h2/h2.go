@@ -105,6 +105,8 @@ func Catalogue() dialect.Catalogue {
 		Naming:        dialect.Naming{IndexScope: dialect.IndexScopeSchema, ReservedWords: reservedWords},
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
+		// TIMESTAMP keeps 6 digits by default; DECIMAL goes to 100000 digits.
+		Facts: dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 100000},
 	}
 }
 

@@ -94,6 +94,9 @@ func Catalogue() dialect.Catalogue {
 		Naming:        dialect.Naming{IndexScope: dialect.IndexScopeSchema, ReservedWords: reservedWords},
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
+		// TIMESTAMP keeps 6 digits by default; 38 decimal digits are the
+		// most the core asks for (HSQLDB holds more).
+		Facts: dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 38},
 	}
 }
 

@@ -117,6 +117,14 @@ func Catalogue(f Flavor) dialect.Catalogue {
 		},
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
+		// DATETIME(6) keeps microseconds; DECIMAL goes to 65 digits. BOOLEAN
+		// is stored as TINYINT(1); TIMESTAMP ends in 2038, so an instant
+		// column must be a DATETIME.
+		Facts: dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 65,
+			QueryTypes: map[dialect.QueryFieldKind][]string{
+				dialect.KindBoolean: {"BOOLEAN", "BIT", "TINYINT"},
+				dialect.KindInstant: {"DATETIME"},
+			}},
 	}
 }
 

@@ -98,6 +98,9 @@ func Catalogue() dialect.Catalogue {
 		},
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
+		// TIMESTAMPTZ and TIMESTAMP(6) keep microseconds; NUMERIC takes a
+		// precision up to 1000.
+		Facts: dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 1000},
 	}
 }
 

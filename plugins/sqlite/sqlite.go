@@ -86,6 +86,10 @@ func Catalogue() dialect.Catalogue {
 		},
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
+		// The driver writes a time as text with all nine digits, whatever the
+		// declared type; a DECIMAL has NUMERIC affinity and a fraction is kept
+		// as a double, exact to 15 significant digits.
+		Facts: dialect.EngineFacts{EventTimeDigits: 9, InstantDigits: 9, MaxDecimalPrecision: 15},
 	}
 }
 

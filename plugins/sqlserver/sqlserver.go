@@ -89,6 +89,9 @@ func Catalogue() dialect.Catalogue {
 		Errors:        errorRules(),
 		Introspection: introspection(),
 		QueryColumns:  queryColumns(),
+		// occurred_at is DATETIME2 (7 digits, 100 ns); instant columns are
+		// DATETIME2(6); DECIMAL goes to 38 digits.
+		Facts: dialect.EngineFacts{EventTimeDigits: 7, InstantDigits: 6, MaxDecimalPrecision: 38},
 		// SQL Server compares NVARCHAR with PAD SPACE under every collation,
 		// Latin1_General_100_BIN2 included ("acc-1 " = "acc-1", and a unique
 		// key refuses the second): no collation keeps them apart, so the core
