@@ -53,6 +53,11 @@ func (c *cliT) Failed() bool {
 	return c.failed
 }
 func (c *cliT) Cleanup(f func()) { c.cleanups = append(c.cleanups, f) }
+func (c *cliT) noteSkip(r string) {
+	c.mu.Lock()
+	c.reason = r
+	c.mu.Unlock()
+}
 
 // RunCLI runs the suite without the testing package (for `tidemark
 // conformance`), printing progress to out, and returns the matrix.

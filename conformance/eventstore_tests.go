@@ -417,8 +417,8 @@ func testPartitions(t T, env *Env) {
 }
 
 func testPartitionMismatch(t T, env *Env) {
-	openEngine(t, env, defaultConfig()) // seeds 8
-	cfg := defaultConfig()
+	openEngine(t, env, defaultConfig(env)) // seeds 8
+	cfg := defaultConfig(env)
 	cfg.Partitions = 16
 	_, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
 	pm := expectErr[*engine.PartitionMismatchError](t, err, "reopening with another partition count")
@@ -534,13 +534,13 @@ func testWrongSequenceCache(t T, env *Env) {
 		t.Errorf("mark moved to %d with a wrong cache", m)
 	}
 	// With schema creation off, startup leaves the sequence alone; with it on, startup fixes it.
-	cfg := defaultConfig()
+	cfg := defaultConfig(env)
 	cfg.Modes = allNever()
 	openEngine(t, env, cfg)
 	if err := e.CheckSequenceCache(ctx); err == nil {
 		t.Errorf("schema mode never must not alter the sequence")
 	}
-	openEngine(t, env, defaultConfig())
+	openEngine(t, env, defaultConfig(env))
 	if err := e.CheckSequenceCache(ctx); err != nil {
 		t.Errorf("schema mode always must fix the cache: %v", err)
 	}

@@ -64,8 +64,8 @@ func schemaTests() []Test {
 }
 
 func testCreateTwice(t T, env *Env) {
-	openEngine(t, env, defaultConfig())
-	e := openEngine(t, env, defaultConfig())
+	openEngine(t, env, defaultConfig(env))
+	e := openEngine(t, env, defaultConfig(env))
 	ctx := context.Background()
 	all := map[dialect.Area]bool{}
 	for _, a := range []dialect.Area{dialect.AreaEventSourcing, dialect.AreaPartitioning, dialect.AreaMessaging, dialect.AreaCQRS, dialect.AreaSaga, dialect.AreaPublication} {
@@ -108,7 +108,7 @@ func foldName(cat *dialect.Catalogue, n string) string {
 }
 
 func testReadBack(t T, env *Env) {
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	for ph, want := range specColumns {
 		tables := []string{e.Names.Shared[ph]}
 		if ph == "event_store_table" {
@@ -152,7 +152,8 @@ func testReadBack(t T, env *Env) {
 		}
 	}
 	// The query table: declared columns and one index per field, unique where declared.
-	qt, _ := schema.ResolveQueryTable(testQueryTable, "")
+	fixture := env.Features.fixtureQueryTable()
+	qt, _ := schema.ResolveQueryTable(fixture, "")
 	rows := introspect(t, e, "indexes", qt)
 	unique := map[string]bool{}
 	for rows.Next() {
@@ -164,7 +165,7 @@ func testReadBack(t T, env *Env) {
 		unique[strings.ToLower(name)] = truthy(uniq)
 	}
 	rows.Close()
-	for _, f := range testQueryTable.Fields {
+	for _, f := range fixture.Fields {
 		tmpl := e.Cat.QueryColumns.Index
 		if f.Unique {
 			tmpl = e.Cat.QueryColumns.UniqueIndex
@@ -210,7 +211,7 @@ func keys(m map[string]bool) []string {
 
 func testSeedsNotOverwritten(t T, env *Env) {
 	ctx := context.Background()
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	hwmTable := e.Names.Shared["high_water_mark_store_table"]
 	if _, err := e.DB.ExecContext(ctx, "UPDATE "+hwmTable+" SET high_water_mark = 7 WHERE topic_name = 'event-store'"); err != nil {
 		t.Fatalf("%v", err)
@@ -221,7 +222,7 @@ func testSeedsNotOverwritten(t T, env *Env) {
 			t.Fatalf("%v", err)
 		}
 	}
-	e2 := openEngine(t, env, defaultConfig())
+	e2 := openEngine(t, env, defaultConfig(env))
 	var mark int64
 	if err := e2.DB.QueryRowContext(ctx, "SELECT high_water_mark FROM "+hwmTable+" WHERE topic_name = 'event-store'").Scan(&mark); err != nil {
 		t.Fatalf("%v", err)
@@ -253,7 +254,7 @@ func allNever() map[dialect.Area]schema.Mode {
 }
 
 func testNeverMissingTable(t T, env *Env) {
-	cfg := defaultConfig()
+	cfg := defaultConfig(env)
 	cfg.Modes = allNever()
 	cfg.QueryTables = nil
 	_, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
@@ -267,8 +268,8 @@ func testNeverMissingTable(t T, env *Env) {
 }
 
 func testNeverExisting(t T, env *Env) {
-	openEngine(t, env, defaultConfig())
-	cfg := defaultConfig()
+	openEngine(t, env, defaultConfig(env))
+	cfg := defaultConfig(env)
 	cfg.Modes = allNever()
 	openEngine(t, env, cfg) // verifies and seeds without creating
 }
@@ -284,7 +285,7 @@ func testInvalidIdentifiers(t T, env *Env) {
 		{Aggregates: []schema.Aggregate{{Name: "Ä" + strings.Repeat("x", 3), OwnTable: true}}},
 	}
 	for i, c := range bad {
-		cfg := defaultConfig()
+		cfg := defaultConfig(env)
 		cfg.Names = c
 		_, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
 		if !errors.Is(err, schema.ErrInvalidIdentifier) {
@@ -301,7 +302,7 @@ func testLongDerivedNames(t T, env *Env) {
 	// characters: refused where the engine's limit is lower, created where
 	// it fits. Never truncated.
 	name := "E" + strings.Repeat("X", 62)
-	cfg := defaultConfig()
+	cfg := defaultConfig(env)
 	cfg.Names.Aggregates = []schema.Aggregate{{Namespace: "long", Name: "Long", EventTable: name, SnapshotTable: "LONG_SNAPS"}}
 	_, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
 	limit := env.Catalogue.Identity.MaxIdentifierLength
@@ -318,7 +319,7 @@ func testLongDerivedNames(t T, env *Env) {
 }
 
 func testPrefixes(t T, env *Env) {
-	cfg := defaultConfig()
+	cfg := defaultConfig(env)
 	cfg.Names.Prefixes = map[dialect.Area]string{dialect.AreaMessaging: "ACME_", dialect.AreaEventSourcing: "ES_", dialect.AreaSaga: "SG_", dialect.AreaCQRS: "Q_"}
 	cfg.Names.TableNames = map[string]string{"consumers_table": "CONSUMER_ROWS"}
 	e := openEngine(t, env, cfg)

@@ -218,7 +218,7 @@ func intOrNull(p *int64) string {
 }
 
 func testReadBackColumnTypes(t T, env *Env) {
-	cfg := defaultConfig()
+	cfg := defaultConfig(env)
 	e := openEngine(t, env, cfg)
 	steps, err := schema.Plan(e.Cat, e.Names, cfg.QueryTables, "")
 	if err != nil {

@@ -1,5 +1,7 @@
 package dialect
 
+import "time"
+
 // Catalogue is everything the core needs to run on one database engine. It is
 // plain data (JSON-serialisable) so it crosses the plugin boundary unchanged.
 //
@@ -84,6 +86,21 @@ type EngineFacts struct {
 	// the core never asks for more than 38). A NUMBER_DECIMAL field wider
 	// than this is refused before any SQL. 0 means 38.
 	MaxDecimalPrecision int `json:"max_decimal_precision,omitempty"`
+}
+
+// CutEventTime is t in UTC cut (never rounded) to EventTimeDigits, the form
+// the core binds: an engine that rounds extra digits (H2, SQL Server,
+// MySQL 8) then stores exactly the declared cut. Undeclared (0) leaves t whole.
+func (f EngineFacts) CutEventTime(t time.Time) time.Time {
+	t = t.UTC()
+	if f.EventTimeDigits <= 0 || f.EventTimeDigits >= 9 {
+		return t
+	}
+	d := time.Duration(1)
+	for i := f.EventTimeDigits; i < 9; i++ {
+		d *= 10
+	}
+	return t.Truncate(d)
 }
 
 // Naming is how the engine compares the names of schema objects. Identity's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
@@ -188,4 +189,44 @@ func AsInt64(v any) (*int64, error) {
 		return nil, fmt.Errorf("unexpected %T %v", v, v)
 	}
 	return &n, nil
+}
+
+// timeLayouts are the text forms drivers return times in (SQLite's driver
+// writes the second; the JDBC bridge and some MySQL settings return text).
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999 -0700 MST", // time.Time.String(), SQLite's driver's default
+}
+
+// AsTime reads a timestamp returned as time.Time or as text. A value of a
+// column without a zone is taken as written: the core stores UTC there, so
+// its wall clock is returned in UTC whatever location the driver attached.
+func AsTime(v any, zoned bool) (time.Time, error) {
+	var t time.Time
+	switch x := v.(type) {
+	case time.Time:
+		t = x
+	case string, []byte:
+		s := strings.TrimSpace(AsString(x))
+		ok := false
+		for _, l := range timeLayouts {
+			if p, err := time.Parse(l, s); err == nil {
+				t, ok = p, true
+				break
+			}
+		}
+		if !ok {
+			return time.Time{}, fmt.Errorf("cannot parse time %q", s)
+		}
+	default:
+		return time.Time{}, fmt.Errorf("cannot read %T as a time", v)
+	}
+	if zoned {
+		return t.UTC(), nil
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC), nil
 }
