@@ -69,8 +69,8 @@ type Env struct {
 	// adapt to them (FeaturesOf).
 	Features Features
 	Driver   string
-	DB        *sql.DB
-	DSN       string
+	DB       *sql.DB
+	DSN      string
 	// OpenDB opens another *sql.DB on the same database.
 	OpenDB func() *sql.DB
 }
