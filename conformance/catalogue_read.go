@@ -21,7 +21,7 @@ type indexShape struct {
 	Primary bool // declared as the primary key (read back: unique)
 	// Constraint is the declared constraint's name, for messages.
 	Constraint string
-	Columns []string
+	Columns    []string
 }
 
 func (ix indexShape) String() string {
