@@ -31,3 +31,13 @@ func TestDeclaredKeys(t *testing.T) {
 		t.Errorf("declaredKeys:\n got  %s\n want %s", got, want)
 	}
 }
+
+// The partition vectors agree with themselves: each partition is its
+// FNV-1a value modulo 8.
+func TestPartitionVectors(t *testing.T) {
+	for _, v := range partitionVectors {
+		if int(v.fnv1a%8) != v.partition {
+			t.Errorf("%q: 0x%08x %% 8 = %d, vector says %d", v.id, v.fnv1a, v.fnv1a%8, v.partition)
+		}
+	}
+}
