@@ -70,6 +70,7 @@ func RunCLI(ctx context.Context, target Target, out io.Writer) (*Matrix, error) 
 	if name == "" {
 		name = loaded.Catalogue.Identity.Name
 	}
+	fmt.Fprintf(out, "%s: %s\n", name, FeaturesOf(loaded.Catalogue))
 	m := &Matrix{}
 	for _, test := range Tests() {
 		if !selected(target.Only, test.Name) {
