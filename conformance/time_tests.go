@@ -34,11 +34,11 @@ func declaredDigits(t T, n int, field string) int {
 
 // checkTime compares a read-back time with the written one cut to the
 // declared digits, and says which digits the engine kept instead.
-func checkTime(t T, what string, got time.Time, digits int, field string) {
+func checkTime(t T, what string, wrote, got time.Time, digits int, field string) {
 	t.Helper()
 	want := truncate(nanoTime, digits)
 	if got.Equal(want) {
-		t.Logf("%s: wrote %s, read %s (%d digits, as declared)", what, nanoTime.Format(time.RFC3339Nano), got.Format(time.RFC3339Nano), digits)
+		t.Logf("%s: wrote %s, read %s (%d digits, as declared)", what, wrote.Format(time.RFC3339Nano), got.Format(time.RFC3339Nano), digits)
 		return
 	}
 	kept := "another value"
@@ -53,7 +53,7 @@ func checkTime(t T, what string, got time.Time, digits int, field string) {
 		}
 	}
 	t.Errorf("%s: wrote %s, read %s (%s); %s = %d declares %s",
-		what, nanoTime.Format(time.RFC3339Nano), got.Format(time.RFC3339Nano), kept, field, digits, want.Format(time.RFC3339Nano))
+		what, wrote.Format(time.RFC3339Nano), got.Format(time.RFC3339Nano), kept, field, digits, want.Format(time.RFC3339Nano))
 }
 
 func pow10(n int) int64 {
@@ -81,7 +81,7 @@ func testEventTimeRoundTrip(t T, env *Env) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("Load: %d events, %v", len(got), err)
 	}
-	checkTime(t, "occurred_at", got[0].OccurredAt.UTC(), digits, "EngineFacts.EventTimeDigits")
+	checkTime(t, "occurred_at", nanoTime, got[0].OccurredAt.UTC(), digits, "EngineFacts.EventTimeDigits")
 }
 
 // testQueryInstantRoundTrip writes a TEMPORAL_INSTANT of the fixture query
@@ -114,7 +114,8 @@ func testQueryInstantRoundTrip(t T, env *Env) {
 		}
 		return got
 	}
-	checkTime(t, "query-table instant", write("rm-1", truncate(nanoTime, digits)), digits, "EngineFacts.InstantDigits")
+	cut := truncate(nanoTime, digits)
+	checkTime(t, "query-table instant", cut, write("rm-1", cut), digits, "EngineFacts.InstantDigits")
 	raw := write("rm-2", nanoTime)
 	t.Logf("with all nine digits bound, the engine stored %s", raw.Format(time.RFC3339Nano))
 }
