@@ -21,6 +21,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/conformance/harness"
@@ -170,6 +171,9 @@ type bench struct {
 	e      *engine.Engine
 	store  *eventstore.Store
 	adv    *hwm.Advancer
+
+	stmtMu sync.Mutex
+	stmts  map[int]*sql.Stmt // baseline inserts by row count, on db
 }
 
 func newBench(ctx context.Context, cat dialect.Catalogue, driver, dsn string) (*bench, error) {
@@ -193,6 +197,7 @@ func newBench(ctx context.Context, cat dialect.Catalogue, driver, dsn string) (*
 }
 
 func (b *bench) close() {
+	b.closeStmts()
 	b.e.Close()
 	if b.driver == "jdbcbridge" {
 		// In-memory H2/HSQLDB databases live as long as the bridge's JVM:

@@ -33,11 +33,17 @@ func baselineNames() schema.Config {
 var payload = []byte(`{"amount":125.5,"currency":"EUR","note":"benchmark event payload of a typical size"}`)
 
 var baselineSeq atomic.Int64
-var baselineStmts sync.Map // batch → *sql.Stmt
 
+// baselineStmt returns the bench's prepared baseline insert of n rows. The
+// cache belongs to the bench (its *sql.DB), not to a package map keyed by
+// the bench's address: a later bench allocated at a freed bench's address
+// got the old database's statement ("Tx.Stmt: statement from different
+// database used", and a +Inf ratio in the H2 16×100 cell).
 func (b *bench) baselineStmt(ctx context.Context, n int) (*sql.Stmt, error) {
-	if st, ok := baselineStmts.Load(fmt.Sprintf("%p/%d", b, n)); ok {
-		return st.(*sql.Stmt), nil
+	b.stmtMu.Lock()
+	defer b.stmtMu.Unlock()
+	if st, ok := b.stmts[n]; ok {
+		return st, nil
 	}
 	row := "(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})"
 	q := "INSERT INTO " + baselineTable + " (id, aggregate_id, aggregate_type, sequence_no, event_type, event_revision, payload, metadata, occurred_at, partition_key, global_position) VALUES " +
@@ -47,8 +53,21 @@ func (b *bench) baselineStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	baselineStmts.Store(fmt.Sprintf("%p/%d", b, n), st)
+	if b.stmts == nil {
+		b.stmts = map[int]*sql.Stmt{}
+	}
+	b.stmts[n] = st
 	return st, nil
+}
+
+// closeStmts closes the bench's prepared statements.
+func (b *bench) closeStmts() {
+	b.stmtMu.Lock()
+	defer b.stmtMu.Unlock()
+	for _, st := range b.stmts {
+		st.Close()
+	}
+	b.stmts = nil
 }
 
 // baselineTx inserts n identical-shape rows in one transaction: no position

@@ -53,6 +53,11 @@ func (c *cliT) Failed() bool {
 	return c.failed
 }
 func (c *cliT) Cleanup(f func()) { c.cleanups = append(c.cleanups, f) }
+func (c *cliT) noteSkip(r string) {
+	c.mu.Lock()
+	c.reason = r
+	c.mu.Unlock()
+}
 
 // RunCLI runs the suite without the testing package (for `tidemark
 // conformance`), printing progress to out, and returns the matrix.
@@ -65,6 +70,7 @@ func RunCLI(ctx context.Context, target Target, out io.Writer) (*Matrix, error) 
 	if name == "" {
 		name = loaded.Catalogue.Identity.Name
 	}
+	fmt.Fprintf(out, "%s: %s\n", name, FeaturesOf(loaded.Catalogue))
 	m := &Matrix{}
 	for _, test := range Tests() {
 		if !selected(target.Only, test.Name) {

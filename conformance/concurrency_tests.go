@@ -65,7 +65,7 @@ func verifyCreated(t T, env *Env, dsn string, partitions int) {
 		t.Fatalf("%v", err)
 	}
 	defer db.Close()
-	cfg := defaultConfig()
+	cfg := defaultConfig(env)
 	cfg.Modes, cfg.Partitions = allNever(), partitions
 	e, err := engine.Open(context.Background(), db, env.Catalogue, cfg)
 	if err != nil {
@@ -79,7 +79,7 @@ func verifyCreated(t T, env *Env, dsn string, partitions int) {
 func testConcurrentFirstStart(t T, env *Env) {
 	for round := 0; round < raceRounds; round++ {
 		dsn := freshDatabase(t, env, round)
-		job := WorkerJob{Action: "open", Catalogue: env.Catalogue, Driver: env.Driver, DSN: dsn, Config: defaultConfig()}
+		job := WorkerJob{Action: "open", Catalogue: env.Catalogue, Driver: env.Driver, DSN: dsn, Config: defaultConfig(env)}
 		res := runWorkers(t, []WorkerJob{job, job, job, job})
 		for i, r := range res {
 			if !r.OK {
@@ -89,15 +89,15 @@ func testConcurrentFirstStart(t T, env *Env) {
 		if t.Failed() {
 			return
 		}
-		verifyCreated(t, env, dsn, defaultConfig().Partitions)
+		verifyCreated(t, env, dsn, defaultConfig(env).Partitions)
 	}
 }
 
 // testPartitionMismatchBeforeDDL: a start with a new aggregate and another
 // partition count is refused before it creates the aggregate's tables.
 func testPartitionMismatchBeforeDDL(t T, env *Env) {
-	openEngine(t, env, defaultConfig())
-	cfg := defaultConfig()
+	openEngine(t, env, defaultConfig(env))
+	cfg := defaultConfig(env)
 	cfg.Partitions = 16
 	cfg.Names.Aggregates = append(append([]schema.Aggregate{}, testAggregates...), schema.Aggregate{Namespace: "late", Name: "Late", OwnTable: true})
 	cfg.QueryTables = append(cfg.QueryTables, schema.QueryTable{Projection: "late-view", Fields: []schema.QueryField{{Column: "k", Kind: dialect.KindText}}})
@@ -125,7 +125,7 @@ func testPartitionCountRace(t T, env *Env) {
 		dsn := freshDatabase(t, env, round)
 		var jobs []WorkerJob
 		for _, n := range []int{8, 16} {
-			cfg := defaultConfig()
+			cfg := defaultConfig(env)
 			cfg.Partitions = n
 			jobs = append(jobs, WorkerJob{Action: "open", Catalogue: env.Catalogue, Driver: env.Driver, DSN: dsn, Config: cfg})
 		}

@@ -34,6 +34,8 @@ var (
 	pluginDir string
 	provider  *harness.Provider
 	buildErr  = map[string]error{}
+	// matrix gathers the matrix each target's Run returns.
+	matrix = &conformance.Matrix{}
 )
 
 func TestMain(m *testing.M) {
@@ -61,11 +63,11 @@ func TestMain(m *testing.M) {
 	provider.Close()
 	dialect.CleanupClients()
 	os.RemoveAll(dir)
-	matrix := "Conformance matrix\n" + conformance.DefaultMatrix.String()
-	fmt.Print("\n" + matrix)
+	out := "Conformance matrix\n" + matrix.String()
+	fmt.Print("\n" + out)
 	// go test hides a passing package's output; make test prints this file.
 	if f := os.Getenv("TIDEMARK_MATRIX_FILE"); f != "" {
-		_ = os.WriteFile(f, []byte(matrix), 0o644)
+		_ = os.WriteFile(f, []byte(out), 0o644)
 	}
 	os.Exit(code)
 }
@@ -83,7 +85,7 @@ func TestConformance(t *testing.T) {
 			var skipped *harness.Skipped
 			if errors.As(err, &skipped) {
 				for _, test := range conformance.Tests() {
-					conformance.DefaultMatrix.Add(conformance.Result{Target: tg.name, Test: test.Name, Status: conformance.Skip, Reason: skipped.Reason})
+					matrix.Add(conformance.Result{Target: tg.name, Test: test.Name, Status: conformance.Skip, Reason: skipped.Reason})
 				}
 				t.Skipf("%s: %s", tg.name, skipped.Reason)
 			}
@@ -91,7 +93,7 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("database for %s: %v", tg.name, err)
 			}
 			t.Logf("%s: %s %s", tg.name, db.Source, db.Note)
-			conformance.Run(t, conformance.Target{
+			m := conformance.Run(t, conformance.Target{
 				Name:   tg.name,
 				Load:   dialect.LoadOptions{Name: tg.plugin, PluginDirs: []string{pluginDir}},
 				Driver: tg.driver,
@@ -103,6 +105,7 @@ func TestConformance(t *testing.T) {
 					return d.DSN, nil, nil
 				},
 			})
+			matrix.Merge(m)
 		})
 	}
 }

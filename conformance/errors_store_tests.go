@@ -82,7 +82,7 @@ func testErrStoreClassified(t T, env *Env) {
 	// Recreate the table (a second start creates what is missing): the
 	// same store works again, its statements prepared before the drop
 	// included (HSQLDB invalidates them; the engine re-prepares).
-	openEngine(t, env, defaultConfig())
+	openEngine(t, env, defaultConfig(env))
 	for _, id := range []string{"cls-1", "cls-6"} {
 		if _, err := store.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: id,
 			Expected: eventstore.NoStream, Events: []eventstore.Event{{Type: "Opened", Payload: []byte(`{}`)}}}); err != nil {

@@ -102,7 +102,7 @@ func newID(t T) string {
 }
 
 func testErrUnique(t T, env *Env) {
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
 	defer cancel()
 	if _, err := e.Exec(ctx, e.DB, dialect.SnapshotInsert, nil, snapshotArgs(newID(t), "acc-unique", 3, `{}`)); err != nil {
@@ -118,7 +118,7 @@ func testErrUnique(t T, env *Env) {
 }
 
 func testErrNotNull(t T, env *Env) {
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
 	defer cancel()
 	_, err := e.Exec(ctx, e.DB, dialect.SnapshotInsert, nil, snapshotArgs(newID(t), "acc-null", 1, nil))
@@ -130,7 +130,7 @@ func testErrNotNull(t T, env *Env) {
 const fkInsert = `INSERT INTO ${consumer_checkpoints_table} (consumer_id, source_name, partition_no) VALUES (#{consumer_id}, #{source_name}, #{partition_no})`
 
 func testErrForeignKey(t T, env *Env) {
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
 	defer cancel()
 	_, err := e.ExecText(ctx, e.DB, fkInsert, nil, map[string]any{"consumer_id": newID(t), "source_name": "s", "partition_no": 0})
@@ -166,7 +166,7 @@ func testErrDeadlock(t T, env *Env) {
 	if env.Catalogue.Locks.SerializesWriters {
 		skipf(t, "%s serialises writers with one database lock taken at BEGIN (Locks.SerializesWriters): two transactions never each hold a lock the other waits for; a busy lock is errors/lock_timeout", env.Catalogue.Identity.Name)
 	}
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
 	defer cancel()
 	seedTopics(ctx, t, e, "errors-a", "errors-b")
@@ -237,7 +237,7 @@ var sessionLockTimeouts = []string{
 }
 
 func testErrLockTimeout(t T, env *Env) {
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
 	defer cancel()
 	seedTopics(ctx, t, e, "errors-lock")
@@ -277,7 +277,7 @@ func testErrLockTimeout(t T, env *Env) {
 var notSupported = regexp.MustCompile(`(?i)not supported|unsupported`)
 
 func testErrReadOnly(t T, env *Env) {
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
 	defer cancel()
 	tx, err := e.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})

@@ -385,40 +385,9 @@ func testPerAggregateTables(t T, env *Env) {
 	}
 }
 
-func testPartitions(t T, env *Env) {
-	s, e := openStore(t, env)
-	ctx := context.Background()
-	ids := []string{"a", "b", "account-1", "ACCOUNT-1", "😀", "konto-Ω", "x-42", "z"}
-	var last int64
-	for _, id := range ids {
-		res := appendAndPublish(t, s, e, eventstore.Stream{AggregateType: "bank.Account", AggregateID: id, Events: []eventstore.Event{ev("test.E", `{}`)}})
-		last = res.Positions[0]
-	}
-	_ = last
-	total := 0
-	for p := range e.Partitions {
-		evs, err := s.ReadPartition(ctx, p, 0, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range evs {
-			total++
-			if r.PartitionKey != p || eventstore.PartitionKey(r.AggregateID, e.Partitions) != p {
-				t.Errorf("event of %q in partition %d, key says %d", r.AggregateID, p, eventstore.PartitionKey(r.AggregateID, e.Partitions))
-			}
-		}
-	}
-	if total != len(ids) {
-		t.Errorf("partitions hold %d events, want %d", total, len(ids))
-	}
-	if _, err := s.ReadPartition(ctx, e.Partitions, 0, 10); err == nil {
-		t.Errorf("reading partition %d of %d: want an error", e.Partitions, e.Partitions)
-	}
-}
-
 func testPartitionMismatch(t T, env *Env) {
-	openEngine(t, env, defaultConfig()) // seeds 8
-	cfg := defaultConfig()
+	openEngine(t, env, defaultConfig(env)) // seeds 8
+	cfg := defaultConfig(env)
 	cfg.Partitions = 16
 	_, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
 	pm := expectErr[*engine.PartitionMismatchError](t, err, "reopening with another partition count")
@@ -534,13 +503,13 @@ func testWrongSequenceCache(t T, env *Env) {
 		t.Errorf("mark moved to %d with a wrong cache", m)
 	}
 	// With schema creation off, startup leaves the sequence alone; with it on, startup fixes it.
-	cfg := defaultConfig()
+	cfg := defaultConfig(env)
 	cfg.Modes = allNever()
 	openEngine(t, env, cfg)
 	if err := e.CheckSequenceCache(ctx); err == nil {
 		t.Errorf("schema mode never must not alter the sequence")
 	}
-	openEngine(t, env, defaultConfig())
+	openEngine(t, env, defaultConfig(env))
 	if err := e.CheckSequenceCache(ctx); err != nil {
 		t.Errorf("schema mode always must fix the cache: %v", err)
 	}

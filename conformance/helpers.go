@@ -24,6 +24,8 @@ var testAggregates = []schema.Aggregate{
 	{Namespace: "payments", Name: "Refund", EventTable: "PAYMENTS_EVENTS"},
 }
 
+// testQueryTable is the fixture query table's shape; its decimal's
+// precision is set per engine (Features.fixtureQueryTable).
 var testQueryTable = schema.QueryTable{Projection: "account-summary", Fields: []schema.QueryField{
 	{Column: "iban", Kind: dialect.KindText, Unique: true},
 	{Column: "balance", Kind: dialect.KindDecimal, Precision: 38, Scale: 10},
@@ -33,10 +35,12 @@ var testQueryTable = schema.QueryTable{Projection: "account-summary", Fields: []
 	{Column: "rank_no", Kind: dialect.KindInteger},
 }}
 
-func defaultConfig() engine.Config {
+// defaultConfig is the suite's configuration on env's engine: the test
+// aggregates and the fixture query table at the engine's widest decimal.
+func defaultConfig(env *Env) engine.Config {
 	return engine.Config{
 		Names:       schema.Config{Aggregates: testAggregates},
-		QueryTables: []schema.QueryTable{testQueryTable},
+		QueryTables: []schema.QueryTable{env.Features.fixtureQueryTable()},
 		Partitions:  8,
 	}
 }
@@ -54,7 +58,7 @@ func openEngine(t T, env *Env, cfg engine.Config) *engine.Engine {
 }
 
 func openStore(t T, env *Env) (*eventstore.Store, *engine.Engine) {
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	return eventstore.New(e, nil), e
 }
 

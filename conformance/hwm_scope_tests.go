@@ -49,7 +49,7 @@ type stopRig struct {
 // an engine writes its seeds) and returns it with the pool's closer.
 func (r *stopRig) open(owner string) (*hwm.Advancer, func()) {
 	db := r.env.OpenDB()
-	ae, err := engine.Open(r.ctx, db, r.env.Catalogue, defaultConfig())
+	ae, err := engine.Open(r.ctx, db, r.env.Catalogue, defaultConfig(r.env))
 	if err != nil {
 		r.t.Fatalf("engine.Open: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 func hwmTests() []Test {
 	return []Test{
 		{"hwm/interleaved_commits_tail_reader", testInterleavedCommits},
+		{"hwm/interleaved_autocommit_tail_reader", testInterleavedAutocommit},
 		{"hwm/long_transaction_holds_mark", testLongTransactionHoldsMark},
 		{"hwm/two_advancers_lease", testTwoAdvancers},
 		{"hwm/foreign_horizon_discarded", testForeignHorizon},
@@ -26,7 +27,26 @@ func hwmTests() []Test {
 	}
 }
 
-func testInterleavedCommits(t T, env *Env) {
+func testInterleavedCommits(t T, env *Env) { interleaved(t, env, false) }
+
+// testInterleavedAutocommit is the same tail reader with the writers using
+// Append: where the dialect allows it (Features.OneStatementAppend) each
+// single-stream append is one autocommit INSERT drawing its positions,
+// racing the others with no transaction of the core's around it.
+func testInterleavedAutocommit(t T, env *Env) {
+	if env.Features.OneStatementAppend {
+		t.Logf("writers append with one autocommit statement each")
+	} else {
+		t.Logf("the dialect has no one-statement append: writers use Append's own transaction")
+	}
+	interleaved(t, env, true)
+}
+
+// interleaved runs 8 writers and one tail reader (Follow): the reader gets
+// every committed event once, in global order, and no rolled-back one.
+// viaAppend makes the writers use Append instead of AppendTx in a
+// transaction held open (and sometimes rolled back) by the test.
+func interleaved(t T, env *Env, viaAppend bool) {
 	s, e := openStore(t, env)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -53,9 +73,29 @@ func testInterleavedCommits(t T, env *Env) {
 				for j := range n {
 					evs = append(evs, ev("test.Interleaved", fmt.Sprintf(`{"w":%d,"i":%d,"j":%d}`, w, i, j)))
 				}
+				stream := eventstore.Stream{AggregateType: "bank.Account", AggregateID: fmt.Sprintf("agg-%d", rng.IntN(24)), Events: evs}
+				if viaAppend {
+					_, err := s.Append(ctx, stream)
+					mu.Lock()
+					switch {
+					case err == nil:
+						for _, x := range evs {
+							committed[string(x.Payload)] = true
+						}
+					case eventstore.IsConflict(err):
+					default:
+						writeErr = fmt.Errorf("writer %d: %w", w, err)
+					}
+					mu.Unlock()
+					if err != nil && !eventstore.IsConflict(err) {
+						return
+					}
+					adv.Nudge()
+					continue
+				}
 				tx, err := e.DB.BeginTx(ctx, nil)
 				if err == nil {
-					_, err = s.AppendTx(ctx, tx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: fmt.Sprintf("agg-%d", rng.IntN(24)), Events: evs})
+					_, err = s.AppendTx(ctx, tx, stream)
 				}
 				if err != nil {
 					if tx != nil {
@@ -163,7 +203,7 @@ func testInterleavedCommits(t T, env *Env) {
 	if len(seen) != len(committed) {
 		t.Errorf("delivered %d events, committed %d", len(seen), len(committed))
 	}
-	if len(rolledBack) == 0 || len(committed) < writers*perWriter/2 {
+	if (!viaAppend && len(rolledBack) == 0) || len(committed) < writers*perWriter/2 {
 		t.Errorf("test shape too weak: %d committed, %d rolled back", len(committed), len(rolledBack))
 	}
 	t.Logf("%d committed, %d rolled back, last position %d", len(committed), len(rolledBack), last)

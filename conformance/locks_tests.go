@@ -88,7 +88,7 @@ func testForUpdateBlocks(t T, env *Env) {
 	if lf.ForUpdate == "" {
 		skipf(t, "%s declares no Locks.ForUpdate (serialises writers: %v): it has no SELECT suffix that holds a row lock", env.Catalogue.Identity.Name, lf.SerializesWriters)
 	}
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
 	defer cancel()
 	seedTopics(ctx, t, e, "locks-a")
@@ -142,7 +142,7 @@ func testSkipLockedSkips(t T, env *Env) {
 	if !lf.SkipLocked || lf.ForUpdate == "" {
 		skipf(t, "%s declares no SKIP LOCKED (Locks.SkipLocked %v, ForUpdate %q)", env.Catalogue.Identity.Name, lf.SkipLocked, lf.ForUpdate)
 	}
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
 	defer cancel()
 	seedTopics(ctx, t, e, "locks-a", "locks-b")
@@ -204,7 +204,7 @@ func testNowUTC(t T, env *Env) {
 	if now == "" {
 		t.Fatalf("%s declares no Locks.Now", env.Catalogue.Identity.Name)
 	}
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
 	defer cancel()
 	seedTopics(ctx, t, e, "clock")

@@ -3,6 +3,8 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +21,7 @@ func queryTableTests() []Test {
 		{"querytable/kind_mismatch_refused", testQueryTableKindMismatch},
 		{"querytable/narrower_decimal_refused", testQueryTableNarrowerDecimal},
 		{"querytable/missing_table_with_creation_off", testQueryTableMissingWithCreationOff},
+		{"querytable/widest_decimal_exact", testWidestDecimalExact},
 	}
 }
 
@@ -35,8 +38,8 @@ func tryOpen(t T, env *Env, cfg engine.Config) error {
 }
 
 // withQueryTable is the default configuration with q as its only query table.
-func withQueryTable(q schema.QueryTable) engine.Config {
-	cfg := defaultConfig()
+func withQueryTable(env *Env, q schema.QueryTable) engine.Config {
+	cfg := defaultConfig(env)
 	cfg.QueryTables = []schema.QueryTable{q}
 	return cfg
 }
@@ -71,15 +74,15 @@ func queryTableName(t T, q schema.QueryTable) string {
 }
 
 func testQueryTableAccepted(t T, env *Env) {
-	openEngine(t, env, defaultConfig())
-	openEngine(t, env, defaultConfig())
+	openEngine(t, env, defaultConfig(env))
+	openEngine(t, env, defaultConfig(env))
 }
 
 func testQueryTableMissingColumn(t T, env *Env) {
-	openEngine(t, env, defaultConfig())
-	q := testQueryTable
-	q.Fields = append(append([]schema.QueryField(nil), q.Fields...), schema.QueryField{Column: "closed_on", Kind: dialect.KindDate})
-	err := tryOpen(t, env, withQueryTable(q))
+	openEngine(t, env, defaultConfig(env))
+	q := env.Features.fixtureQueryTable()
+	q.Fields = append(q.Fields, schema.QueryField{Column: "closed_on", Kind: dialect.KindDate})
+	err := tryOpen(t, env, withQueryTable(env, q))
 	qe := expectQueryTableError(t, err, queryTableName(t, q), "closed_on", "an extra declared field")
 	if !strings.Contains(qe.Remedy, "drop") {
 		t.Errorf("remedy does not say to drop the table: %s", qe.Remedy)
@@ -91,9 +94,9 @@ func testQueryTableUniqueMismatch(t T, env *Env) {
 		q := schema.QueryTable{Projection: "unique-check-" + map[bool]string{false: "a", true: "b"}[created], Fields: []schema.QueryField{
 			{Column: "code", Kind: dialect.KindText, Unique: created},
 		}}
-		openEngine(t, env, withQueryTable(q))
+		openEngine(t, env, withQueryTable(env, q))
 		q.Fields = []schema.QueryField{{Column: "code", Kind: dialect.KindText, Unique: !created}}
-		err := tryOpen(t, env, withQueryTable(q))
+		err := tryOpen(t, env, withQueryTable(env, q))
 		expectQueryTableError(t, err, queryTableName(t, q), "code", "unique changed from "+map[bool]string{false: "false", true: "true"}[created])
 	}
 }
@@ -103,9 +106,9 @@ func testQueryTableKindMismatch(t T, env *Env) {
 		q := schema.QueryTable{Projection: "kind-check-" + strings.ToLower(string(kind)), Fields: []schema.QueryField{
 			{Column: "val", Kind: dialect.KindText},
 		}}
-		openEngine(t, env, withQueryTable(q))
+		openEngine(t, env, withQueryTable(env, q))
 		q.Fields = []schema.QueryField{{Column: "val", Kind: kind}}
-		err := tryOpen(t, env, withQueryTable(q))
+		err := tryOpen(t, env, withQueryTable(env, q))
 		qe := expectQueryTableError(t, err, queryTableName(t, q), "val", "TEXT declared as "+string(kind))
 		if !strings.Contains(qe.Declared, string(kind)) || !strings.Contains(err.Error(), qe.Found) {
 			t.Errorf("error does not name both shapes (found %q, declared %q): %v", qe.Found, qe.Declared, err)
@@ -119,29 +122,96 @@ func testQueryTableNarrowerDecimal(t T, env *Env) {
 			{Column: "amount", Kind: dialect.KindDecimal, Precision: p, Scale: s},
 		}}
 	}
-	openEngine(t, env, withQueryTable(dec(19, 2)))
-	err := tryOpen(t, env, withQueryTable(dec(24, 4)))
-	expectQueryTableError(t, err, queryTableName(t, dec(24, 4)), "amount", "DECIMAL(19,2) declared DECIMAL(24,4)")
+	// DECIMAL(19,2) stored, DECIMAL(24,4) declared where the engine holds
+	// 24 digits; on a narrower engine the same shapes 5 digits below its
+	// limit (DECIMAL(13,2) and DECIMAL(18,4) at 18).
+	hi := min(24, env.Features.MaxDecimalPrecision)
+	lo := hi - 5
+	openEngine(t, env, withQueryTable(env, dec(lo, 2)))
+	err := tryOpen(t, env, withQueryTable(env, dec(hi, 4)))
+	expectQueryTableError(t, err, queryTableName(t, dec(hi, 4)), "amount", fmt.Sprintf("DECIMAL(%d,2) declared DECIMAL(%d,4)", lo, hi))
 	// Declared narrower than stored: every declared value fits.
-	for _, d := range [][2]int{{19, 2}, {10, 2}, {18, 1}, {17, 0}} {
-		if err := tryOpen(t, env, withQueryTable(dec(d[0], d[1]))); err != nil {
-			t.Errorf("DECIMAL(19,2) declared DECIMAL(%d,%d): %v", d[0], d[1], err)
+	for _, d := range [][2]int{{lo, 2}, {max(lo-9, 3), 2}, {lo - 1, 1}, {lo - 2, 0}} {
+		if err := tryOpen(t, env, withQueryTable(env, dec(d[0], d[1]))); err != nil {
+			t.Errorf("DECIMAL(%d,2) declared DECIMAL(%d,%d): %v", lo, d[0], d[1], err)
 		}
 	}
 	// More scale than stored is refused even with fewer integer digits.
-	err = tryOpen(t, env, withQueryTable(dec(19, 3)))
-	expectQueryTableError(t, err, queryTableName(t, dec(19, 3)), "amount", "DECIMAL(19,2) declared DECIMAL(19,3)")
+	err = tryOpen(t, env, withQueryTable(env, dec(lo, 3)))
+	expectQueryTableError(t, err, queryTableName(t, dec(lo, 3)), "amount", fmt.Sprintf("DECIMAL(%d,2) declared DECIMAL(%d,3)", lo, lo))
+}
+
+// testWidestDecimalExact checks the declared MaxDecimalPrecision: the
+// fixture query table's decimal (the widest the engine declares, at most
+// 38) keeps a value with every digit, read back as text; and a field one
+// digit wider is refused before any SQL.
+func testWidestDecimalExact(t T, env *Env) {
+	e := openEngine(t, env, defaultConfig(env))
+	q := env.Features.fixtureQueryTable()
+	var p, sc int
+	for _, f := range q.Fields {
+		if f.Kind == dialect.KindDecimal {
+			p, sc = f.Precision, f.Scale
+		}
+	}
+	// 1234567890… with p-sc integer digits and sc fraction digits.
+	digits := strings.Repeat("1234567890", 4)
+	want := digits[:p-sc] + "." + digits[p-sc:p]
+	table := queryTableName(t, q)
+	ctx := context.Background()
+	ins := dialect.Compile("INSERT INTO "+table+" (read_model_id, message_id, balance) VALUES (#{id}, #{msg}, "+castDecimal(e, want, p, sc)+")", e.Cat.Identity.Placeholder)
+	args, err := ins.Args(map[string]any{"id": "rm-1", "msg": "00000000-0000-0000-0000-000000000001"})
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if _, err := e.DB.ExecContext(ctx, ins.SQL, args...); err != nil {
+		t.Fatalf("inserting DECIMAL(%d,%d) %s: %v", p, sc, want, err)
+	}
+	var got any
+	if err := e.DB.QueryRowContext(ctx, "SELECT balance FROM "+table+" WHERE read_model_id = 'rm-1'").Scan(&got); err != nil {
+		t.Fatalf("reading it back: %v", err)
+	}
+	text := schema.AsString(got)
+	if f, ok := got.(float64); ok {
+		text = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	if normDecimal(text) != normDecimal(want) {
+		t.Errorf("DECIMAL(%d,%d) %s read back as %v (%T): the engine does not hold the %d digits its catalogue declares (EngineFacts.MaxDecimalPrecision %d)",
+			p, sc, want, got, got, p, env.Catalogue.Facts.MaxDecimalPrecision)
+	}
+	if p < 38 {
+		wider := schema.QueryTable{Projection: "too-wide", Fields: []schema.QueryField{{Column: "amount", Kind: dialect.KindDecimal, Precision: p + 1, Scale: 0}}}
+		if err := tryOpen(t, env, withQueryTable(env, wider)); err == nil {
+			t.Errorf("DECIMAL(%d,0) on an engine declaring %d digits: accepted", p+1, p)
+		}
+	}
+	t.Logf("DECIMAL(%d,%d) %s round-trips", p, sc, want)
+}
+
+// castDecimal is the literal of a decimal value as SQL text (a literal,
+// not a bind: drivers convert bound strings and floats each their own way).
+func castDecimal(e *engine.Engine, v string, p, s int) string {
+	return "CAST(" + v + " AS " + strings.NewReplacer("${precision}", fmt.Sprint(p), "${scale}", fmt.Sprint(s)).Replace(e.Cat.QueryColumns.Types[dialect.KindDecimal]) + ")"
+}
+
+// normDecimal drops trailing zeros after the point of a decimal's text.
+func normDecimal(s string) string {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
 }
 
 func testQueryTableMissingWithCreationOff(t T, env *Env) {
 	// Every other table exists; only the query table is missing.
-	cfg := defaultConfig()
+	cfg := defaultConfig(env)
 	cfg.QueryTables = nil
 	openEngine(t, env, cfg)
-	cfg = defaultConfig()
+	cfg = defaultConfig(env)
 	cfg.Modes = map[dialect.Area]schema.Mode{dialect.AreaCQRS: schema.Never}
 	err := tryOpen(t, env, cfg)
-	expectQueryTableError(t, err, queryTableName(t, testQueryTable), "", "query table missing with creation off")
+	expectQueryTableError(t, err, queryTableName(t, env.Features.fixtureQueryTable()), "", "query table missing with creation off")
 	if !errors.Is(err, schema.ErrMissingTable) {
 		t.Errorf("errors.Is(err, ErrMissingTable) is false: %v", err)
 	}

@@ -63,9 +63,23 @@ func schemaTests() []Test {
 	}
 }
 
+// testCreateTwice opens the engine twice on one database and compares the
+// whole catalogue read back after each: every table of the plan (shared,
+// per-aggregate, query tables) with its columns, types, lengths,
+// precisions, nullability and indexes. The second run must change nothing.
 func testCreateTwice(t T, env *Env) {
-	openEngine(t, env, defaultConfig())
-	e := openEngine(t, env, defaultConfig())
+	cfg := defaultConfig(env)
+	first := openEngine(t, env, cfg)
+	steps, err := schema.Plan(first.Cat, first.Names, cfg.QueryTables, "")
+	if err != nil {
+		t.Fatalf("schema.Plan: %v", err)
+	}
+	before := catalogueSnapshot(t, first, steps)
+	e := openEngine(t, env, cfg)
+	after := catalogueSnapshot(t, e, steps)
+	if strings.Join(before, "\n") != strings.Join(after, "\n") {
+		t.Errorf("the second run changed the catalogue:\n%s", diffLines(before, after))
+	}
 	ctx := context.Background()
 	all := map[dialect.Area]bool{}
 	for _, a := range []dialect.Area{dialect.AreaEventSourcing, dialect.AreaPartitioning, dialect.AreaMessaging, dialect.AreaCQRS, dialect.AreaSaga, dialect.AreaPublication} {
@@ -74,6 +88,31 @@ func testCreateTwice(t T, env *Env) {
 	if err := schema.Verify(ctx, e.DB, e.Cat, schema.Objects(e.Cat, e.Names), all); err != nil {
 		t.Fatalf("after two creations: %v", err)
 	}
+	t.Logf("%d catalogue lines identical after the second run", len(before))
+}
+
+// diffLines lists the lines only in a (-) and only in b (+).
+func diffLines(a, b []string) string {
+	in := func(xs []string) map[string]bool {
+		m := map[string]bool{}
+		for _, x := range xs {
+			m[x] = true
+		}
+		return m
+	}
+	ina, inb := in(a), in(b)
+	var out []string
+	for _, x := range a {
+		if !inb[x] {
+			out = append(out, "- "+x)
+		}
+	}
+	for _, x := range b {
+		if !ina[x] {
+			out = append(out, "+ "+x)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 func introspect(t T, e *engine.Engine, id string, table string) *sql.Rows {
@@ -107,13 +146,22 @@ func foldName(cat *dialect.Catalogue, n string) string {
 	return n
 }
 
+// tablesOf is every table of a placeholder: the per-aggregate event and
+// snapshot tables as well as the shared ones.
+func tablesOf(e *engine.Engine, ph string) []string {
+	switch ph {
+	case "event_store_table":
+		return e.Names.EventTables
+	case "aggregate_snapshots_table":
+		return e.Names.SnapshotTables
+	}
+	return []string{e.Names.Shared[ph]}
+}
+
 func testReadBack(t T, env *Env) {
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	for ph, want := range specColumns {
-		tables := []string{e.Names.Shared[ph]}
-		if ph == "event_store_table" {
-			tables = e.Names.EventTables
-		}
+		tables := tablesOf(e, ph)
 		for _, table := range tables {
 			rows := introspect(t, e, "columns", table)
 			var got []string
@@ -131,72 +179,57 @@ func testReadBack(t T, env *Env) {
 			}
 		}
 	}
-	for ph, idxs := range specIndexes {
-		table := e.Names.Shared[ph]
-		rows := introspect(t, e, "indexes", table)
-		have := map[string]bool{}
-		for rows.Next() {
-			var name, col string
-			var uniq, ord any
-			if err := rows.Scan(&name, &col, &uniq, &ord); err != nil {
-				t.Fatalf("scanning indexes of %s: %v", table, err)
-			}
-			have[strings.ToLower(name)] = true
-		}
-		rows.Close()
-		for _, ix := range idxs {
-			want := strings.ToLower(strings.ReplaceAll(ix, "${t}", table))
-			if !have[want] {
-				t.Errorf("%s: index %s missing (have %v)", table, want, keys(have))
-			}
-		}
-	}
-	// The query table: declared columns and one index per field, unique where declared.
-	qt, _ := schema.ResolveQueryTable(testQueryTable, "")
-	rows := introspect(t, e, "indexes", qt)
-	unique := map[string]bool{}
-	for rows.Next() {
-		var name, col string
-		var uniq, ord any
-		if err := rows.Scan(&name, &col, &uniq, &ord); err != nil {
-			t.Fatalf("scanning indexes of %s: %v", qt, err)
-		}
-		unique[strings.ToLower(name)] = truthy(uniq)
-	}
-	rows.Close()
-	for _, f := range testQueryTable.Fields {
-		tmpl := e.Cat.QueryColumns.Index
-		if f.Unique {
-			tmpl = e.Cat.QueryColumns.UniqueIndex
-		}
-		name, err := schema.QueryIndexName(e.Cat, tmpl, map[string]string{"query_table": qt, "column": f.Column})
-		if err != nil {
-			t.Fatalf("%v", err)
-		}
-		name = strings.ToLower(name)
-		u, ok := unique[name]
-		if !ok {
-			t.Errorf("query table %s: index %s missing", qt, name)
-		} else if u != f.Unique {
-			t.Errorf("query table %s: index %s unique=%v, declared %v", qt, name, u, f.Unique)
-		}
-	}
+	checkKeys(t, e, defaultConfig(env))
 }
 
-func truthy(v any) bool {
-	switch x := v.(type) {
-	case bool:
-		return x
-	case int64:
-		return x != 0
-	case []byte:
-		s := strings.ToLower(string(x))
-		return s == "1" || s == "true" || s == "yes" || s == "t"
-	case string:
-		s := strings.ToLower(x)
-		return s == "1" || s == "true" || s == "yes" || s == "t"
+// checkKeys compares every index, primary key and unique constraint the
+// plan's DDL declares (with the names the dialect's naming produced) with
+// the catalogue, on every table: shared, per-aggregate and query tables.
+// The spec's named indexes must be in the plan under the spec's name
+// wherever it fits the engine's limit.
+func checkKeys(t T, e *engine.Engine, cfg engine.Config) {
+	t.Helper()
+	steps, err := schema.Plan(e.Cat, e.Names, cfg.QueryTables, cfg.Names.Prefixes[dialect.AreaCQRS])
+	if err != nil {
+		t.Fatalf("schema.Plan: %v", err)
 	}
-	return false
+	declared, fks := declaredKeys(steps)
+	for ph, idxs := range specIndexes {
+		tables := tablesOf(e, ph)
+		for _, table := range tables {
+			named := map[string]bool{}
+			for _, d := range declared[strings.ToLower(table)] {
+				if d.Name != "" {
+					named[strings.ToLower(d.Name)] = true
+				}
+			}
+			shortened := 0
+			for _, ix := range idxs {
+				want := strings.ReplaceAll(ix, "${t}", table)
+				switch {
+				case named[strings.ToLower(want)]:
+				case len(want) > e.Cat.Identity.MaxIdentifierLength:
+					shortened++ // the dialect's naming rule names it
+				default:
+					t.Errorf("%s: the plan declares no index %s (declared: %v)", table, want, declared[strings.ToLower(table)])
+				}
+			}
+			if shortened > 0 && len(named) < len(idxs) {
+				t.Errorf("%s: %d spec indexes exceed %d characters, but the plan names only %v", table, shortened, e.Cat.Identity.MaxIdentifierLength, keys(named))
+			}
+		}
+	}
+	tables, keyCount := 0, 0
+	for _, table := range planTables(e.Cat, steps) {
+		d := declared[strings.ToLower(table)]
+		compareKeys(t, table, d, fks[strings.ToLower(table)], readIndexes(t, e, table))
+		tables++
+		keyCount += len(d)
+	}
+	if tables == 0 || keyCount == 0 {
+		t.Fatalf("no table or key found in the plan's %d steps", len(steps))
+	}
+	t.Logf("%d tables, %d declared indexes and keys compared with the catalogue", tables, keyCount)
 }
 
 func keys(m map[string]bool) []string {
@@ -210,7 +243,7 @@ func keys(m map[string]bool) []string {
 
 func testSeedsNotOverwritten(t T, env *Env) {
 	ctx := context.Background()
-	e := openEngine(t, env, defaultConfig())
+	e := openEngine(t, env, defaultConfig(env))
 	hwmTable := e.Names.Shared["high_water_mark_store_table"]
 	if _, err := e.DB.ExecContext(ctx, "UPDATE "+hwmTable+" SET high_water_mark = 7 WHERE topic_name = 'event-store'"); err != nil {
 		t.Fatalf("%v", err)
@@ -221,7 +254,7 @@ func testSeedsNotOverwritten(t T, env *Env) {
 			t.Fatalf("%v", err)
 		}
 	}
-	e2 := openEngine(t, env, defaultConfig())
+	e2 := openEngine(t, env, defaultConfig(env))
 	var mark int64
 	if err := e2.DB.QueryRowContext(ctx, "SELECT high_water_mark FROM "+hwmTable+" WHERE topic_name = 'event-store'").Scan(&mark); err != nil {
 		t.Fatalf("%v", err)
@@ -253,7 +286,7 @@ func allNever() map[dialect.Area]schema.Mode {
 }
 
 func testNeverMissingTable(t T, env *Env) {
-	cfg := defaultConfig()
+	cfg := defaultConfig(env)
 	cfg.Modes = allNever()
 	cfg.QueryTables = nil
 	_, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
@@ -267,8 +300,8 @@ func testNeverMissingTable(t T, env *Env) {
 }
 
 func testNeverExisting(t T, env *Env) {
-	openEngine(t, env, defaultConfig())
-	cfg := defaultConfig()
+	openEngine(t, env, defaultConfig(env))
+	cfg := defaultConfig(env)
 	cfg.Modes = allNever()
 	openEngine(t, env, cfg) // verifies and seeds without creating
 }
@@ -284,7 +317,7 @@ func testInvalidIdentifiers(t T, env *Env) {
 		{Aggregates: []schema.Aggregate{{Name: "Ä" + strings.Repeat("x", 3), OwnTable: true}}},
 	}
 	for i, c := range bad {
-		cfg := defaultConfig()
+		cfg := defaultConfig(env)
 		cfg.Names = c
 		_, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
 		if !errors.Is(err, schema.ErrInvalidIdentifier) {
@@ -296,29 +329,50 @@ func testInvalidIdentifiers(t T, env *Env) {
 	expectErr[*schema.MissingTableError](t, err, "after refused configurations the database must still be empty")
 }
 
-func testLongDerivedNames(t T, env *Env) {
-	// A 63-character table name is valid, but idx_<name>_partition is 77
-	// characters: refused where the engine's limit is lower, created where
-	// it fits. Never truncated.
-	name := "E" + strings.Repeat("X", 62)
-	cfg := defaultConfig()
-	cfg.Names.Aggregates = []schema.Aggregate{{Namespace: "long", Name: "Long", EventTable: name, SnapshotTable: "LONG_SNAPS"}}
-	_, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
+// expectPlanVerdict opens cfg and checks it against the plan's verdict on
+// the names the dialect's naming produces: refused with a NameTooLongError
+// whose derived name is really over the engine's limit, or created with
+// every planned index under exactly its planned name (never truncated).
+func expectPlanVerdict(t T, env *Env, cfg engine.Config, table string) (refused *schema.NameTooLongError) {
+	t.Helper()
+	names, err := schema.Resolve(cfg.Names)
+	if err != nil {
+		t.Fatalf("schema.Resolve: %v", err)
+	}
+	_, planErr := schema.Plan(&env.Catalogue, names, cfg.QueryTables, cfg.Names.Prefixes[dialect.AreaCQRS])
+	e, err := engine.Open(context.Background(), env.DB, env.Catalogue, cfg)
 	limit := env.Catalogue.Identity.MaxIdentifierLength
-	if limit < len("idx_"+name+"_partition") {
+	if planErr != nil {
 		tl := expectErr[*schema.NameTooLongError](t, err, "a table whose derived names exceed the limit")
-		if tl.Table != name || !contains(err.Error(), name) {
-			t.Errorf("error must name the table: %v", err)
+		if tl.Table != table || !contains(err.Error(), table) {
+			t.Errorf("error must name the table %s: %v", table, err)
 		}
-		return
+		if len(tl.Derived) <= limit {
+			t.Errorf("refused derived name %s is %d characters, within the limit %d", tl.Derived, len(tl.Derived), limit)
+		}
+		return tl
 	}
 	if err != nil {
-		t.Fatalf("limit %d fits the derived names, but: %v", limit, err)
+		t.Fatalf("the plan's names fit the limit %d, but: %v", limit, err)
 	}
+	defer e.Close()
+	checkKeys(t, e, cfg)
+	return nil
+}
+
+func testLongDerivedNames(t T, env *Env) {
+	// A 63-character table name is valid, but idx_<name>_partition is 77
+	// characters as the spec names it: refused where the dialect's naming
+	// gives a name over the engine's limit, created (under the planned
+	// names, checked in the catalogue) where it fits. Never truncated.
+	name := "E" + strings.Repeat("X", 62)
+	cfg := defaultConfig(env)
+	cfg.Names.Aggregates = []schema.Aggregate{{Namespace: "long", Name: "Long", EventTable: name, SnapshotTable: "LONG_SNAPS"}}
+	expectPlanVerdict(t, env, cfg, name)
 }
 
 func testPrefixes(t T, env *Env) {
-	cfg := defaultConfig()
+	cfg := defaultConfig(env)
 	cfg.Names.Prefixes = map[dialect.Area]string{dialect.AreaMessaging: "ACME_", dialect.AreaEventSourcing: "ES_", dialect.AreaSaga: "SG_", dialect.AreaCQRS: "Q_"}
 	cfg.Names.TableNames = map[string]string{"consumers_table": "CONSUMER_ROWS"}
 	e := openEngine(t, env, cfg)

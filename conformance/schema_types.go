@@ -126,60 +126,16 @@ func declaredColumns(items []string) ([]declaredColumn, error) {
 	return cols, nil
 }
 
-// typeFamily maps the spellings of one type, as written in DDL or as
-// reported by a catalogue, to one name.
-var typeFamily = map[string]string{
-	"VARCHAR": "VARCHAR", "CHARACTER VARYING": "VARCHAR",
-	"CHAR": "CHAR", "CHARACTER": "CHAR", "BPCHAR": "CHAR",
-	"TINYINT":  "TINYINT",
-	"SMALLINT": "SMALLINT", "INT2": "SMALLINT",
-	"INT": "INTEGER", "INTEGER": "INTEGER", "INT4": "INTEGER",
-	"BIGINT": "BIGINT", "INT8": "BIGINT",
-	"BOOLEAN": "BOOLEAN", "BOOL": "BOOLEAN",
-	"TEXT": "LARGE TEXT", "CLOB": "LARGE TEXT", "LONGTEXT": "LARGE TEXT", "LONGVARCHAR": "LARGE TEXT", "CHARACTER LARGE OBJECT": "LARGE TEXT",
-	"JSON":        "JSON",
-	"UUID":        "UUID",
-	"TIMESTAMPTZ": "TIMESTAMPTZ", "TIMESTAMP WITH TIME ZONE": "TIMESTAMPTZ",
-	"TIMESTAMP": "TIMESTAMP", "TIMESTAMP WITHOUT TIME ZONE": "TIMESTAMP", "DATETIME": "TIMESTAMP",
-	"TIME": "TIME", "TIME WITHOUT TIME ZONE": "TIME",
-	"DATE":    "DATE",
-	"DECIMAL": "DECIMAL", "NUMERIC": "DECIMAL",
-}
-
-func family(t string) string {
-	if f, ok := typeFamily[t]; ok {
-		return f
-	}
-	return t // unknown spellings must then match exactly
-}
-
 // compareColumn returns what differs between a declared column and its
-// read-back row (nil when they agree), and the engine-specific equivalence
-// it relied on, if any.
-func compareColumn(dialectName string, d declaredColumn, r readColumn) (bad []string, alias string) {
-	want, got := family(d.Type), family(r.Type)
-	switch {
-	case dialectName == "sqlite":
-		// SQLite keeps the declared type verbatim: no aliasing at all.
-		if d.Type != r.Type {
-			bad = append(bad, fmt.Sprintf("type %s, declared %s", r.Type, d.Type))
-		}
-	case want == got:
-	// The equivalences below are engine behaviours, not dialect names, so a
-	// third-party dialect on the same engine gets them too.
-	case want == "BOOLEAN" && got == "TINYINT":
-		// MySQL and MariaDB store BOOLEAN as TINYINT(1).
-		alias = "BOOLEAN as TINYINT"
-	case (d.Type == "LONGVARCHAR" || d.Type == "TEXT") && got == "VARCHAR" && r.Length != nil && *r.Length >= 16*1024*1024:
-		// A large-text declaration stored as a VARCHAR of at least 16M
-		// characters: HSQLDB's LONGVARCHAR (16,777,216 unless
-		// sql.longvar_is_lob) and H2 2.1's TEXT (1,000,000,000), neither a
-		// large object but wide enough for any value the core writes.
-		alias = d.Type + " as CHARACTER VARYING(" + fmt.Sprint(*r.Length) + ")"
-	default:
+// read-back row (nil when they agree), and the engine equivalence it relied
+// on, if any. Types are compared by family (schema.TypeFamily, the table the
+// query-table check uses too); no dialect is named here.
+func compareColumn(d declaredColumn, r readColumn) (bad []string, alias string) {
+	ok, alias := schema.SameType(d.Type, r)
+	if !ok {
 		bad = append(bad, fmt.Sprintf("type %s, declared %s", r.Type, d.Type))
 	}
-	switch want {
+	switch schema.TypeFamily(d.Type) {
 	case "VARCHAR", "CHAR":
 		if len(d.Args) > 0 && r.Length != nil && *r.Length != int64(d.Args[0]) {
 			bad = append(bad, fmt.Sprintf("length %d, declared %d", *r.Length, d.Args[0]))
@@ -195,7 +151,7 @@ func compareColumn(dialectName string, d declaredColumn, r readColumn) (bad []st
 		if len(d.Args) > 0 && (r.Scale == nil || *r.Scale != int64(wantScale)) {
 			bad = append(bad, fmt.Sprintf("scale %s, declared %d", intOrNull(r.Scale), wantScale))
 		}
-	case "TIMESTAMP", "TIMESTAMPTZ", "TIME":
+	case "TIMESTAMP", "TIMESTAMPTZ", "TIME", "DATETIME":
 		// The fractional-seconds precision arrives in numeric_scale.
 		if len(d.Args) > 0 && (r.Scale == nil || *r.Scale != int64(d.Args[0])) {
 			bad = append(bad, fmt.Sprintf("fractional seconds %s, declared %d", intOrNull(r.Scale), d.Args[0]))
@@ -218,7 +174,7 @@ func intOrNull(p *int64) string {
 }
 
 func testReadBackColumnTypes(t T, env *Env) {
-	cfg := defaultConfig()
+	cfg := defaultConfig(env)
 	e := openEngine(t, env, cfg)
 	steps, err := schema.Plan(e.Cat, e.Names, cfg.QueryTables, "")
 	if err != nil {
@@ -263,7 +219,7 @@ func testReadBackColumnTypes(t T, env *Env) {
 				continue
 			}
 			columns++
-			bad, alias := compareColumn(dialectName, d, r)
+			bad, alias := compareColumn(d, r)
 			if alias != "" {
 				aliases[alias]++
 			}

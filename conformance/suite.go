@@ -6,16 +6,19 @@
 // anyone's plugin binary, and Run from a third party's own tests:
 //
 //	func TestMyDialect(t *testing.T) {
-//	    conformance.Run(t, conformance.Target{
+//	    m := conformance.Run(t, conformance.Target{
 //	        Load:   dialect.LoadOptions{Path: "./tidemark-dialect-mydb"},
 //	        Driver: "mydriver",
 //	        Fresh:  func(ctx context.Context) (string, func(), error) { /* a new empty database's DSN */ },
 //	    })
+//	    t.Logf("\n%s", m)
 //	}
 //
 // Tests have stable names, grouped by area ("schema/create_twice",
-// "eventstore/optimistic_locking", …). A run records a matrix (dialect ×
-// test: pass / fail / skip with the reason).
+// "eventstore/optimistic_locking", …). A run returns a matrix (dialect ×
+// test: pass / fail / skip with the reason). Tests adapt to what the
+// catalogue declares (Features): the widest decimal, the time precision,
+// the names the dialect's naming produces.
 package conformance
 
 import (
@@ -62,9 +65,12 @@ type Target struct {
 type Env struct {
 	Target    Target
 	Catalogue dialect.Catalogue
-	Driver    string
-	DB        *sql.DB
-	DSN       string
+	// Features are what the catalogue declares the engine can do; tests
+	// adapt to them (FeaturesOf).
+	Features Features
+	Driver   string
+	DB       *sql.DB
+	DSN      string
 	// OpenDB opens another *sql.DB on the same database.
 	OpenDB func() *sql.DB
 }
@@ -85,9 +91,11 @@ func Tests() []Test {
 	all = append(all, eventStoreTests()...)
 	all = append(all, keysTests()...)
 	all = append(all, hwmTests()...)
+	all = append(all, positionTests()...)
 	all = append(all, queryTableTests()...)
 	all = append(all, errorsTests()...)
 	all = append(all, locksTests()...)
+	all = append(all, timeTests()...)
 	return all
 }
 
@@ -186,41 +194,74 @@ func firstLine(s string) string {
 	return s
 }
 
-// DefaultMatrix collects the results of Run.
-var DefaultMatrix = &Matrix{}
+// Merge appends every result of other.
+func (m *Matrix) Merge(other *Matrix) {
+	if other == nil || other == m {
+		return
+	}
+	other.mu.Lock()
+	rs := append([]Result(nil), other.Results...)
+	other.mu.Unlock()
+	m.mu.Lock()
+	m.Results = append(m.Results, rs...)
+	m.mu.Unlock()
+}
 
-// Run runs the suite as subtests of t and records each result in DefaultMatrix.
-func Run(t *testing.T, target Target) {
+// Run runs the suite as subtests of t and returns the matrix of this run
+// (one row per test: pass, fail, or skip with its reason). Nothing is kept
+// in package state: a caller running several targets merges the matrices
+// (Matrix.Merge) or prints each.
+func Run(t *testing.T, target Target) *Matrix {
 	t.Helper()
+	m := &Matrix{}
 	ctx := context.Background()
 	loaded, err := dialect.Load(ctx, target.Load)
 	if err != nil {
 		t.Fatalf("loading plugin: %v", err)
+		return m
 	}
 	name := target.Name
 	if name == "" {
 		name = loaded.Catalogue.Identity.Name
 	}
+	features := FeaturesOf(loaded.Catalogue)
+	t.Logf("%s: %s", name, features)
 	for _, test := range Tests() {
 		if !selected(target.Only, test.Name) {
 			continue
 		}
-		t.Run(test.Name, func(t *testing.T) {
+		t.Run(test.Name, func(tt *testing.T) {
+			gt := &goT{T: tt}
 			defer func() {
 				r := Result{Target: name, Test: test.Name, Status: Pass}
 				switch {
-				case t.Failed():
+				case tt.Failed():
 					r.Status, r.Reason = Fail, "see test log"
-				case t.Skipped():
-					r.Status, r.Reason = Skip, skipReason(t)
+				case tt.Skipped():
+					r.Status, r.Reason = Skip, gt.reason
+					if r.Reason == "" {
+						r.Reason = "skipped"
+					}
 				}
-				DefaultMatrix.Add(r)
+				m.Add(r)
 			}()
-			env := newEnv(t, target, loaded.Catalogue)
-			test.Run(t, env)
+			env := newEnv(gt, target, loaded.Catalogue)
+			test.Run(gt, env)
 		})
 	}
+	return m
 }
+
+// goT is a *testing.T that remembers why it skipped, for the matrix.
+type goT struct {
+	*testing.T
+	reason string
+}
+
+func (g *goT) noteSkip(reason string) { g.reason = reason }
+
+// skipNoter is a T that records skip reasons (goT, cliT).
+type skipNoter interface{ noteSkip(string) }
 
 func selected(only []string, name string) bool {
 	if len(only) == 0 {
@@ -234,23 +275,11 @@ func selected(only []string, name string) bool {
 	return false
 }
 
-var skipReasons sync.Map // *testing.T → reason
-
-func skipReason(t *testing.T) string {
-	if v, ok := skipReasons.Load(t); ok {
-		return v.(string)
-	}
-	return "skipped"
-}
-
 // skipf records the reason, then skips.
 func skipf(t T, format string, args ...any) {
 	t.Helper()
-	if tt, ok := t.(*testing.T); ok {
-		skipReasons.Store(tt, fmt.Sprintf(format, args...))
-	}
-	if c, ok := t.(*cliT); ok {
-		c.reason = fmt.Sprintf(format, args...)
+	if n, ok := t.(skipNoter); ok {
+		n.noteSkip(fmt.Sprintf(format, args...))
 	}
 	t.Skipf(format, args...)
 }
@@ -278,5 +307,5 @@ func newEnv(t T, target Target, cat dialect.Catalogue) *Env {
 		t.Cleanup(func() { db.Close() })
 		return db
 	}
-	return &Env{Target: target, Catalogue: cat, Driver: driver, DB: open(), DSN: dsn, OpenDB: open}
+	return &Env{Target: target, Catalogue: cat, Features: FeaturesOf(cat), Driver: driver, DB: open(), DSN: dsn, OpenDB: open}
 }

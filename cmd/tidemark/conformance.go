@@ -69,6 +69,12 @@ otherwise every test is reported as skipped, with the reason.`,
 			if engineName == "" {
 				engineName = l.Catalogue.Identity.Name
 			}
+			if driver == "" {
+				driver = l.Catalogue.Identity.DriverName
+			}
+			if err := runnableHere(engineName, driver, p); err != nil {
+				return err
+			}
 			if dsn != "" {
 				env, ok := dsnEnv[engineName]
 				if !ok {
@@ -116,6 +122,57 @@ otherwise every test is reported as skipped, with the reason.`,
 	cmd.Flags().StringVar(&engineName, "engine", "", "database engine when it differs from the dialect's name (e.g. --dialect mysql --engine mariadb, or a third-party plugin on h2)")
 	cmd.Flags().StringSliceVar(&only, "only", nil, "run only tests whose names start with these prefixes")
 	return cmd
+}
+
+// NoDriverError says the CLI cannot run the suite on an engine: it links no
+// database/sql driver of that name, or knows no way to start or reach the
+// engine. The suite then runs from the author's own Go test, which imports
+// the driver (conformance.Run).
+type NoDriverError struct {
+	Engine  string
+	Driver  string
+	Plugin  string
+	Reason  string
+	Drivers []string // the drivers this binary links
+}
+
+func (e *NoDriverError) Error() string {
+	return fmt.Sprintf("cannot run the conformance suite on %s from this binary: %s (it links the drivers %s and starts the engines %s). "+
+		"Run it from a Go test that imports your driver instead:\n\n"+
+		"\tm := conformance.Run(t, conformance.Target{\n"+
+		"\t\tLoad:   dialect.LoadOptions{Path: %q},\n"+
+		"\t\tDriver: %q,\n"+
+		"\t\tFresh:  func(ctx context.Context) (string, func(), error) { /* start or reach the server, return a new empty database's DSN */ },\n"+
+		"\t})\n\n"+
+		"docs/writing-a-dialect.md shows a whole test with a server starter",
+		e.Engine, e.Reason, strings.Join(e.Drivers, ", "), strings.Join(harness.Engines, ", "), e.Plugin, e.Driver)
+}
+
+// runnableHere refuses, before any server starts, an engine the CLI has no
+// driver for or cannot provide databases for.
+func runnableHere(engineName, driver string, p *pluginFlags) error {
+	linked := sql.Drivers()
+	has := false
+	for _, d := range linked {
+		has = has || d == driver
+	}
+	known := false
+	for _, e := range harness.Engines {
+		known = known || e == engineName
+	}
+	plugin := p.options().Path
+	if plugin == "" {
+		plugin = "./tidemark-dialect-" + p.options().Name
+	}
+	switch {
+	case !has:
+		return &NoDriverError{Engine: engineName, Driver: driver, Plugin: plugin, Drivers: linked,
+			Reason: fmt.Sprintf("it has no database/sql driver %q", driver)}
+	case !known:
+		return &NoDriverError{Engine: engineName, Driver: driver, Plugin: plugin, Drivers: linked,
+			Reason: fmt.Sprintf("it knows no way to start or reach a %s server", engineName)}
+	}
+	return nil
 }
 
 func keysOf(m map[string]string) []string {

@@ -40,7 +40,7 @@ query_tables:
 	growV2 = growV1 + `  - projection: payment-summary
     columns:
       - {name: payment_ref, kind: text, unique: true}
-      - {name: amount, kind: decimal, precision: 18, scale: 4}
+      - {name: amount, kind: decimal, precision: 15, scale: 4} # SQLite keeps 15 digits exactly (EngineFacts.MaxDecimalPrecision)
       - {name: paid_at, kind: instant}
       - {name: settled, kind: boolean}
       - {name: attempts, kind: integer}

@@ -1,5 +1,7 @@
 package dialect
 
+import "time"
+
 // Catalogue is everything the core needs to run on one database engine. It is
 // plain data (JSON-serialisable) so it crosses the plugin boundary unchanged.
 //
@@ -52,6 +54,56 @@ type Catalogue struct {
 	// Checks are database settings the core's guarantees rely on, read at
 	// every start before any DDL (see EngineCheck).
 	Checks []EngineCheck `json:"checks,omitempty"`
+
+	// Facts are what the engine stores (issue 9: engine facts live in the
+	// catalogue), read by the query-table check and the conformance suite.
+	Facts EngineFacts `json:"facts"`
+}
+
+// EngineFacts are properties of the engine, declared by the dialect, that the
+// core and the conformance suite read instead of guessing them from the
+// dialect's name or quote character. The suite checks every claim on the
+// real engine (time/*, querytable/*). The identifier limit is
+// Identity.MaxIdentifierLength.
+type EngineFacts struct {
+	// QueryTypes lists, per query-field kind, the type families (as
+	// schema.TypeFamily names them: "VARCHAR", "LARGE TEXT", "BIGINT",
+	// "DECIMAL", "DATE", "TIME", "TIMESTAMP", "DATETIME", "BOOLEAN", "BIT",
+	// "TINYINT", …) an existing query-table column may have for that kind.
+	// A kind left out accepts the standard's families (schema.StandardQueryTypes);
+	// MySQL, for instance, accepts TINYINT for BOOLEAN and refuses TIMESTAMP
+	// (it ends in 2038) for an instant.
+	QueryTypes map[QueryFieldKind][]string `json:"query_types,omitempty"`
+	// EventTimeDigits is how many fractional-second digits an event's
+	// occurred_at keeps as written by the core (6: microseconds, 7: SQL
+	// Server's DATETIME2, 9: SQLite's text). A time is cut to this many
+	// digits, never rounded up; 0 means not declared, which the suite
+	// reports as a failure of time/* (truncation must be declared).
+	EventTimeDigits int `json:"event_time_digits,omitempty"`
+	// InstantDigits is the same for a TEMPORAL_INSTANT (and TEMPORAL_TIME)
+	// query column of the type QueryColumns.Types declares. An existing
+	// column must keep min(6, InstantDigits) digits.
+	InstantDigits int `json:"instant_digits,omitempty"`
+	// MaxDecimalPrecision is the most digits a DECIMAL column of this
+	// engine holds exactly (65 on MySQL, 38 on SQL Server, 18 on Firebird 3;
+	// the core never asks for more than 38). A NUMBER_DECIMAL field wider
+	// than this is refused before any SQL. 0 means 38.
+	MaxDecimalPrecision int `json:"max_decimal_precision,omitempty"`
+}
+
+// CutEventTime is t in UTC cut (never rounded) to EventTimeDigits, the form
+// the core binds: an engine that rounds extra digits (H2, SQL Server,
+// MySQL 8) then stores exactly the declared cut. Undeclared (0) leaves t whole.
+func (f EngineFacts) CutEventTime(t time.Time) time.Time {
+	t = t.UTC()
+	if f.EventTimeDigits <= 0 || f.EventTimeDigits >= 9 {
+		return t
+	}
+	d := time.Duration(1)
+	for i := f.EventTimeDigits; i < 9; i++ {
+		d *= 10
+	}
+	return t.Truncate(d)
 }
 
 // Naming is how the engine compares the names of schema objects. Identity's

@@ -241,7 +241,7 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			r := row{table: table, index: len(rows)}
 			r.vals[pID], r.vals[pAggregateID], r.vals[pAggregateType] = id, st.AggregateID, st.AggregateType
 			r.vals[pSequenceNo], r.vals[pEventType], r.vals[pEventRevision] = seq, ev.Type, ev.Revision
-			r.vals[pPayload], r.vals[pMetadata], r.vals[pOccurredAt] = string(ev.Payload), meta, at.UTC()
+			r.vals[pPayload], r.vals[pMetadata], r.vals[pOccurredAt] = string(ev.Payload), meta, s.e.Cat.Facts.CutEventTime(at)
 			r.vals[pPartitionKey] = part
 			if computed {
 				r.vals[pSequenceOffset], r.computed = int64(i+1), true

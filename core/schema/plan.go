@@ -252,8 +252,8 @@ func QueryColumns(cat *dialect.Catalogue, fields []QueryField) (string, error) {
 			return "", fmt.Errorf("dialect %s has no column type for query-field kind %s", cat.Identity.Name, f.Kind)
 		}
 		if f.Kind == dialect.KindDecimal {
-			if f.Precision < 1 || f.Precision > 38 || f.Scale < 0 || f.Scale > f.Precision {
-				return "", fmt.Errorf("query column %s: decimal(%d,%d) is out of range", f.Column, f.Precision, f.Scale)
+			if max := MaxDecimalPrecision(cat); f.Precision < 1 || f.Precision > max || f.Scale < 0 || f.Scale > f.Precision {
+				return "", fmt.Errorf("query column %s: decimal(%d,%d) is out of range (%s holds at most %d digits)", f.Column, f.Precision, f.Scale, cat.Identity.Name, max)
 			}
 			typ = strings.NewReplacer("${precision}", strconv.Itoa(f.Precision), "${scale}", strconv.Itoa(f.Scale)).Replace(typ)
 		}

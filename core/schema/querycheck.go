@@ -218,7 +218,7 @@ func declaredShape(cat *dialect.Catalogue, f QueryField) string {
 
 // shape renders a column as read from the catalogue, e.g. VARCHAR(255).
 func shape(c *catalogueColumn) string {
-	switch qtFamily(c.Type) {
+	switch TypeFamily(c.Type) {
 	case "CHAR", "VARCHAR", "NCHAR", "NVARCHAR":
 		if c.Length != nil {
 			if *c.Length < 0 {
@@ -242,48 +242,17 @@ func shape(c *catalogueColumn) string {
 	return c.Type
 }
 
-// qtTypeFamily maps the spellings of one type, as catalogues report them,
-// to one name.
-var qtTypeFamily = map[string]string{
-	"VARCHAR": "VARCHAR", "CHARACTER VARYING": "VARCHAR", "VARCHAR2": "VARCHAR", "VARYING CHARACTER": "VARCHAR",
-	"CHAR": "CHAR", "CHARACTER": "CHAR", "BPCHAR": "CHAR",
-	"NVARCHAR": "NVARCHAR", "NATIONAL CHARACTER VARYING": "NVARCHAR", "NVARCHAR2": "NVARCHAR",
-	"NCHAR": "NCHAR", "NATIONAL CHARACTER": "NCHAR",
-	"TEXT": "LARGE TEXT", "CLOB": "LARGE TEXT", "LONGTEXT": "LARGE TEXT", "MEDIUMTEXT": "LARGE TEXT", "LONGVARCHAR": "LARGE TEXT",
-	"CHARACTER LARGE OBJECT": "LARGE TEXT", "NTEXT": "LARGE TEXT", "NCLOB": "LARGE TEXT", "NATIONAL CHARACTER LARGE OBJECT": "LARGE TEXT",
-	"TINYINT": "TINYINT",
-	"BIGINT":  "BIGINT", "INT8": "BIGINT",
-	"BOOLEAN": "BOOLEAN", "BOOL": "BOOLEAN", "BIT": "BIT",
-	"UUID":    "UUID",
-	"DECIMAL": "DECIMAL", "NUMERIC": "DECIMAL", "DEC": "DECIMAL",
-	"DATE": "DATE",
-	"TIME": "TIME", "TIME WITHOUT TIME ZONE": "TIME",
-	"TIMESTAMP": "TIMESTAMP", "TIMESTAMP WITHOUT TIME ZONE": "TIMESTAMP",
-	"DATETIME": "DATETIME", "DATETIME2": "DATETIME",
-}
-
-func qtFamily(t string) string {
-	if f, ok := qtTypeFamily[t]; ok {
-		return f
-	}
-	return t
-}
-
-// mysqlLike is true for engines quoting with backticks (MySQL, MariaDB),
-// whose BOOLEAN is a TINYINT and whose instant type is DATETIME.
-func mysqlLike(cat *dialect.Catalogue) bool { return cat.Identity.QuoteOpen == "`" }
-
 // messageIDFits tells whether message_id can hold a message id as the
 // read-model records table's id does: a UUID where that id is a UUID, a
 // (non-national) character type of at least 36 characters elsewhere.
 func messageIDFits(c, recordsID *catalogueColumn) (found, want string, ok bool) {
 	found = shape(c)
-	uuid := recordsID != nil && qtFamily(recordsID.Type) == "UUID"
+	uuid := recordsID != nil && TypeFamily(recordsID.Type) == "UUID"
 	if uuid {
-		return found, "UUID, as the read-model records table's id", qtFamily(c.Type) == "UUID"
+		return found, "UUID, as the read-model records table's id", TypeFamily(c.Type) == "UUID"
 	}
 	want = "CHAR(36) or VARCHAR(36) (a character type of at least 36 characters, not national), as the read-model records table's id"
-	switch qtFamily(c.Type) {
+	switch TypeFamily(c.Type) {
 	case "CHAR", "VARCHAR":
 		return found, want, c.Length == nil || *c.Length < 0 || *c.Length >= 36
 	case "UUID":
@@ -293,24 +262,30 @@ func messageIDFits(c, recordsID *catalogueColumn) (found, want string, ok bool) 
 	return found, want, false
 }
 
-// columnFits tells whether a column holds every value of its field's kind.
+// columnFits tells whether a column holds every value of its field's kind:
+// its family is one the dialect accepts for the kind
+// (EngineFacts.QueryTypes), and it is wide enough.
 func columnFits(cat *dialect.Catalogue, f QueryField, c *catalogueColumn) bool {
-	fam := qtFamily(c.Type)
+	fam := TypeFamily(c.Type)
+	accepted := false
+	for _, a := range QueryTypesOf(cat, f.Kind) {
+		if a == fam {
+			accepted = true
+			break
+		}
+	}
+	if !accepted {
+		return false
+	}
 	atLeast := func(p *int64, n int64) bool { return p == nil || *p >= n }
 	switch f.Kind {
 	case dialect.KindText:
-		switch fam {
-		case "CHAR", "VARCHAR", "NCHAR", "NVARCHAR":
-			return c.Length == nil || *c.Length < 0 || *c.Length >= 255
-		case "LARGE TEXT":
+		if fam == "LARGE TEXT" {
 			return true
 		}
-	case dialect.KindInteger:
-		return fam == "BIGINT"
+		// 255 characters: the spec's VARCHAR(255); -1 is SQL Server's MAX.
+		return c.Length == nil || *c.Length < 0 || *c.Length >= 255
 	case dialect.KindDecimal:
-		if fam != "DECIMAL" {
-			return false
-		}
 		if c.Precision == nil {
 			return true // unconstrained (PostgreSQL's NUMERIC)
 		}
@@ -319,27 +294,10 @@ func columnFits(cat *dialect.Catalogue, f QueryField, c *catalogueColumn) bool {
 			scale = *c.Scale
 		}
 		return *c.Precision-scale >= int64(f.Precision-f.Scale) && scale >= int64(f.Scale)
-	case dialect.KindDate:
-		return fam == "DATE"
-	case dialect.KindTime:
-		return fam == "TIME" && atLeast(c.Scale, 6)
-	case dialect.KindInstant:
-		switch fam {
-		case "TIMESTAMP":
-			// MySQL's TIMESTAMP ends in 2038: DATETIME there.
-			return !mysqlLike(cat) && atLeast(c.Scale, 6)
-		case "DATETIME":
-			return atLeast(c.Scale, 6)
-		}
-	case dialect.KindBoolean:
-		switch fam {
-		case "BOOLEAN", "BIT":
-			return true
-		case "TINYINT":
-			return mysqlLike(cat)
-		}
+	case dialect.KindTime, dialect.KindInstant:
+		return atLeast(c.Scale, int64(RequiredInstantDigits(cat)))
 	}
-	return false
+	return true
 }
 
 func tableExists(ctx context.Context, db Querier, cat *dialect.Catalogue, table string) (bool, error) {
@@ -389,12 +347,12 @@ func ReadColumns(ctx context.Context, db Querier, cat *dialect.Catalogue, table 
 		if err := rows.Scan(&name, &typ, &length, &prec, &scale, &nullable); err != nil {
 			return nil, fmt.Errorf("reading the columns of %s: %w", table, err)
 		}
-		col := Column{Name: asString(name), Type: strings.Join(strings.Fields(strings.ToUpper(asString(typ))), " "), Nullable: asBool(nullable)}
+		col := Column{Name: AsString(name), Type: strings.Join(strings.Fields(strings.ToUpper(AsString(typ))), " "), Nullable: AsBool(nullable)}
 		for _, p := range []struct {
 			dst **int64
 			v   any
 		}{{&col.Length, length}, {&col.Precision, prec}, {&col.Scale, scale}} {
-			n, err := asInt64(p.v)
+			n, err := AsInt64(p.v)
 			if err != nil {
 				return nil, fmt.Errorf("reading column %s.%s: %w", table, col.Name, err)
 			}
@@ -441,87 +399,17 @@ func readIndexes(ctx context.Context, db Querier, cat *dialect.Catalogue, table 
 		if err := rows.Scan(&name, &column, &unique, &ordinal); err != nil {
 			return nil, fmt.Errorf("reading the indexes of %s: %w", table, err)
 		}
-		n := asString(name)
+		n := AsString(name)
 		ix := byName[n]
 		if ix == nil {
-			ix = &catalogueIndex{Name: n, Unique: asBool(unique)}
+			ix = &catalogueIndex{Name: n, Unique: AsBool(unique)}
 			byName[n] = ix
 			out = append(out, ix)
 		}
-		ix.Columns = append(ix.Columns, strings.ToLower(asString(column)))
+		ix.Columns = append(ix.Columns, strings.ToLower(AsString(column)))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("reading the indexes of %s: %w", table, err)
 	}
 	return out, nil
-}
-
-func asString(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	}
-	return fmt.Sprint(v)
-}
-
-func asBool(v any) bool {
-	switch x := v.(type) {
-	case bool:
-		return x
-	case int64:
-		return x != 0
-	case int32:
-		return x != 0
-	case int:
-		return x != 0
-	case float64:
-		return x != 0
-	case []byte, string:
-		s := strings.ToLower(strings.TrimSpace(asString(x)))
-		return s == "1" || s == "true" || s == "t" || s == "yes" || s == "y"
-	}
-	return false
-}
-
-// asInt64 reads a nullable integer as the drivers return it.
-func asInt64(v any) (*int64, error) {
-	var n int64
-	switch x := v.(type) {
-	case nil:
-		return nil, nil
-	case int64:
-		n = x
-	case int32:
-		n = int64(x)
-	case int:
-		n = int64(x)
-	case int16:
-		n = int64(x)
-	case int8:
-		n = int64(x)
-	case uint64:
-		n = int64(x)
-	case uint32:
-		n = int64(x)
-	case float64:
-		n = int64(x)
-	case []byte, string:
-		s := strings.TrimSpace(asString(x))
-		p, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			f, ferr := strconv.ParseFloat(s, 64)
-			if ferr != nil {
-				return nil, fmt.Errorf("not an integer: %q", s)
-			}
-			p = int64(f)
-		}
-		n = p
-	default:
-		return nil, fmt.Errorf("unexpected %T %v", v, v)
-	}
-	return &n, nil
 }

@@ -16,7 +16,14 @@ func col(typ string, length, prec, scale *int64) *catalogueColumn {
 
 func TestColumnFits(t *testing.T) {
 	plain := &dialect.Catalogue{Identity: dialect.Identity{Name: "postgres", QuoteOpen: `"`}}
-	my := &dialect.Catalogue{Identity: dialect.Identity{Name: "mysql", QuoteOpen: "`"}}
+	// MySQL's facts are declared, not guessed from its quote character.
+	my := &dialect.Catalogue{Identity: dialect.Identity{Name: "mysql", QuoteOpen: "`"}, Facts: dialect.EngineFacts{
+		QueryTypes: map[dialect.QueryFieldKind][]string{dialect.KindBoolean: {"BOOLEAN", "BIT", "TINYINT"}, dialect.KindInstant: {"DATETIME"}},
+	}}
+	// A backtick-quoting engine that declares nothing gets the standard's types.
+	backtick := &dialect.Catalogue{Identity: dialect.Identity{Name: "other", QuoteOpen: "`"}}
+	// An engine keeping 4 fractional digits (Firebird's 100 µs) declares it.
+	fourDigits := &dialect.Catalogue{Identity: dialect.Identity{Name: "firebird"}, Facts: dialect.EngineFacts{InstantDigits: 4}}
 	text := QueryField{Column: "c", Kind: dialect.KindText}
 	integral := QueryField{Column: "c", Kind: dialect.KindInteger}
 	dec := QueryField{Column: "c", Kind: dialect.KindDecimal, Precision: 19, Scale: 2}
@@ -61,6 +68,11 @@ func TestColumnFits(t *testing.T) {
 		{"bit", plain, boolean, col("BIT", nil, nil, nil), true},
 		{"tinyint mysql", my, boolean, col("TINYINT", nil, n64(3), n64(0)), true},
 		{"tinyint elsewhere", plain, boolean, col("TINYINT", nil, n64(8), n64(0)), false},
+		{"tinyint, backtick undeclared", backtick, boolean, col("TINYINT", nil, n64(3), n64(0)), false},
+		{"timestamp, backtick undeclared", backtick, instant, col("TIMESTAMP", nil, nil, n64(6)), true},
+		{"timestamp 4 where 4 declared", fourDigits, instant, col("TIMESTAMP", nil, nil, n64(4)), true},
+		{"timestamp 3 where 4 declared", fourDigits, instant, col("TIMESTAMP", nil, nil, n64(3)), false},
+		{"time 4 where 4 declared", fourDigits, tm, col("TIME", nil, nil, n64(4)), true},
 	}
 	for _, c := range cases {
 		if got := columnFits(c.cat, c.f, c.c); got != c.want {

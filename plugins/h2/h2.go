@@ -94,6 +94,8 @@ func Catalogue() dialect.Catalogue {
 	c.Identity.DSNHint = DSNHint
 	c.Identity.MaxIdentifierLength = 256
 	c.Identity.StatementTerminator = ";" // no statement has a procedural body
+	// TIMESTAMP keeps 6 digits by default; DECIMAL goes to 100000 digits.
+	c.Facts = dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 100000}
 
 	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl())
 	c.Statements = statements()

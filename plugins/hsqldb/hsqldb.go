@@ -87,6 +87,9 @@ func Catalogue() dialect.Catalogue {
 	c.Identity.Drivers = []string{"jdbcbridge"}
 	c.Identity.DSNHint = DSNHint
 	c.Identity.StatementTerminator = ";" // no statement has a procedural body
+	// TIMESTAMP keeps 6 digits by default; 38 decimal digits are the
+	// most the core asks for (HSQLDB holds more).
+	c.Facts = dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 38}
 
 	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl())
 	c.Statements = statements()

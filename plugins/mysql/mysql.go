@@ -124,6 +124,14 @@ func Catalogue(f Flavor) dialect.Catalogue {
 	c.Identity.MaxIdentifierLength = MaxIdentifierLength
 	c.Identity.FoldsUnquotedTo = ""      // names are stored as written
 	c.Identity.StatementTerminator = ";" // no statement has a procedural body
+	// DATETIME(6) keeps microseconds; DECIMAL goes to 65 digits. BOOLEAN
+	// is stored as TINYINT(1); TIMESTAMP ends in 2038, so an instant
+	// column must be a DATETIME.
+	c.Facts = dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 65,
+		QueryTypes: map[dialect.QueryFieldKind][]string{
+			dialect.KindBoolean: {"BOOLEAN", "BIT", "TINYINT"},
+			dialect.KindInstant: {"DATETIME"},
+		}}
 
 	// The OK packet of the UPDATE carries LAST_INSERT_ID(val + n): one
 	// round trip fewer while the counter row is locked.

@@ -38,6 +38,9 @@ func Catalogue() dialect.Catalogue {
 	c.Identity.MaxIdentifierLength = 63
 	c.Identity.FoldsUnquotedTo = "lower"
 	c.Identity.StatementTerminator = ";" // no statement has a procedural body
+	// TIMESTAMPTZ and TIMESTAMP(6) keep microseconds; NUMERIC takes a
+	// precision up to 1000.
+	c.Facts = dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 1000}
 
 	c.Positions = dialect.SequenceXIDHorizon
 	c.Scripts = dialect.Scripts(dialect.ObjectSequence, ddl())

@@ -42,6 +42,10 @@ func Catalogue() dialect.Catalogue {
 	c.Identity.Embedded = true
 	c.Identity.FoldsUnquotedTo = ""      // names are stored as written
 	c.Identity.StatementTerminator = ";" // no statement has a procedural body
+	// The driver writes a time as text with all nine digits, whatever the
+	// declared type; a DECIMAL has NUMERIC affinity and a fraction is kept
+	// as a double, exact to 15 significant digits.
+	c.Facts = dialect.EngineFacts{EventTimeDigits: 9, InstantDigits: 9, MaxDecimalPrecision: 15}
 
 	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl())
 	c.Statements = statements()

@@ -123,6 +123,9 @@ func Catalogue() dialect.Catalogue {
 	// share sys.objects with tables. Not probed here: no SQL Server runs
 	// on this project's machines.
 	c.Naming.ReservedWords = reservedWords
+	// occurred_at is DATETIME2 (7 digits, 100 ns); instant columns are
+	// DATETIME2(6); DECIMAL goes to 38 digits.
+	c.Facts = dialect.EngineFacts{EventTimeDigits: 7, InstantDigits: 6, MaxDecimalPrecision: 38}
 	return c
 }
 
