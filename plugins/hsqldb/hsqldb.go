@@ -86,8 +86,9 @@ func Catalogue() dialect.Catalogue {
 		EventInsert: dialect.ANSI().EventInsert,
 		// No ForUpdate: in MVCC mode it does not lock against another
 		// SELECT … FOR UPDATE; rows are locked by updating them.
-		Locks:  dialect.LockForms{Now: now, CounterFirst: true},
-		Errors: errorRules(),
+		Locks:            dialect.LockForms{Now: now},
+		PositionSettings: dialect.PositionSettings{AllocateFirst: true},
+		Errors:           errorRules(),
 		// Unquoted names are folded to upper case; index and constraint
 		// names are unique in the schema, apart from table names. No named
 		// lock: concurrent "already exists" is treated as done.

@@ -99,9 +99,9 @@ func Catalogue(f Flavor) dialect.Catalogue {
 		Positions: dialect.CounterRow,
 		// The OK packet of the UPDATE carries LAST_INSERT_ID(val + n): one
 		// round trip fewer while the counter row is locked.
-		AllocatedInResult: true,
-		Scripts:           dialect.Scripts(dialect.ObjectTable, ddl()),
-		Statements:        statements(),
+		PositionSettings: dialect.PositionSettings{AllocatedInResult: true},
+		Scripts:          dialect.Scripts(dialect.ObjectTable, ddl()),
+		Statements:       statements(),
 		EventInsert: dialect.RowInsert{
 			Head: `INSERT INTO ${event_store_table} (` + eventColumns + `) VALUES `,
 			Row:  `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})`,

@@ -55,9 +55,8 @@ func Catalogue() dialect.Catalogue {
 			// pg_current_xact_id() assigns the transaction id before nextval
 			// is evaluated (CASE evaluates its condition first), so every
 			// position is drawn by a transaction that already has its id.
-			Row:              `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('${event_store_global_position_table}') END)`,
-			Tail:             ` RETURNING global_position, sequence_no`,
-			ReturnsPositions: true,
+			Row:  `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('${event_store_global_position_table}') END)`,
+			Tail: ` RETURNING global_position, sequence_no`,
 			// Both read this type's stream only (the spec's index on
 			// (aggregate_id, aggregate_type, sequence_no) answers them): an id
 			// another type holds in a shared table reads as empty, the row

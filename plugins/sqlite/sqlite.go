@@ -58,7 +58,7 @@ func Catalogue() dialect.Catalogue {
 			Head: `INSERT INTO ${event_store_table} (` + eventColumns + `) VALUES `,
 			Row:  `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})`,
 		},
-		Locks: dialect.LockForms{Now: now, SerializesWriters: true, BeginWrite: "BEGIN IMMEDIATE"},
+		Locks: dialect.LockForms{Now: now, SerializesWriters: true},
 		// SQLite stores names as written but compares them ignoring ASCII
 		// case; tables and indexes share sqlite_master's namespace. DDL
 		// runs under the database write lock, so no schema lock is needed.
