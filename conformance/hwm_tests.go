@@ -20,6 +20,9 @@ func hwmTests() []Test {
 		{"hwm/two_advancers_lease", testTwoAdvancers},
 		{"hwm/foreign_horizon_discarded", testForeignHorizon},
 		{"hwm/metrics", testMetrics},
+		{"hwm/stop_is_not_failure", testStopIsNotFailure},
+		{"hwm/other_database_does_not_hold", testOtherDatabaseDoesNotHold},
+		{"hwm/same_database_holds", testSameDatabaseHolds},
 	}
 }
 

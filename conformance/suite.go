@@ -87,6 +87,7 @@ func Tests() []Test {
 	all = append(all, hwmTests()...)
 	all = append(all, queryTableTests()...)
 	all = append(all, errorsTests()...)
+	all = append(all, locksTests()...)
 	return all
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -53,6 +54,14 @@ otherwise every test is reported as skipped, with the reason.`,
 			l, err := load(ctx, p)
 			if err != nil {
 				return err
+			}
+			if driver == "" {
+				// The first of the plugin's drivers this binary links.
+				var ok bool
+				if driver, ok = l.Catalogue.Identity.PickDriver(sql.Drivers()); !ok {
+					return fmt.Errorf("plugin %s runs with driver %q (or %v); this binary links none of them (%v): run conformance.Run from a Go test that imports the driver, or pass --driver",
+						l.Catalogue.Identity.Name, l.Catalogue.Identity.DriverName, l.Catalogue.Identity.Drivers, sql.Drivers())
+				}
 			}
 			if !cmd.Flags().Changed("engine") && c.Engine != "" {
 				engineName = c.Engine

@@ -180,7 +180,10 @@ func startPostgres(ctx context.Context) (server, error) {
 			filepath.Join(bin, "postgres"), "-D", data,
 			"-c", "listen_addresses=127.0.0.1", "-p", strconv.Itoa(port), "-k", dir,
 			"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-			"-c", "max_connections=200", "-c", "TimeZone=UTC")
+			"-c", "max_connections=200", "-c", "TimeZone=UTC",
+			// Prepared transactions hold the high-water mark like open
+			// ones; plugins/postgres tests this (default 0: disabled).
+			"-c", "max_prepared_transactions=10")
 		if err != nil {
 			return err
 		}

@@ -95,7 +95,10 @@ const ansiLeaseExpiry = ansiNow + ` + CAST(#{lease_millis} AS BIGINT) * INTERVAL
 // Server DATEADD(millisecond, …, SYSUTCDATETIME())), and fold
 // PositionAllocate and PositionAllocated into one statement that returns
 // the new value (RETURNING, FINAL TABLE, OUTPUT), deleting
-// PositionAllocated.
+// PositionAllocated. LimitPaging and LeaseStatements write the two most
+// common of these overrides; every built-in plugin (plugins/*) is ANSI()
+// plus its differences, in the same files (docs/writing-a-dialect.md, "One
+// layout for every plugin").
 //
 // # Errors
 //
@@ -209,6 +212,7 @@ WHERE WIDTH_BUCKET WINDOW WITH WITHIN WITHOUT YEAR
 // contract an override must keep; the notes here say why the ANSI form
 // keeps it and where engines differ.
 func ansiStatements() map[StatementID]string {
+	lease := LeaseStatements(ansiNow, ansiLeaseExpiry)
 	return map[StatementID]string{
 		// Seeds: MERGE inserts the row only when it is missing and never
 		// overwrites it. The CASTs type the binds inside VALUES. MERGE is not
@@ -240,14 +244,10 @@ func ansiStatements() map[StatementID]string {
 
 		HWMSeed: `MERGE INTO ${high_water_mark_store_table} t USING (VALUES (CAST(#{topic} AS VARCHAR(255)), 0, 0)) AS s (topic_name, high_water_mark, topic_start) ON t.topic_name = s.topic_name ` +
 			`WHEN NOT MATCHED THEN INSERT (topic_name, high_water_mark, topic_start) VALUES (s.topic_name, s.high_water_mark, s.topic_start)`,
-		HWMRead: `SELECT high_water_mark, pending_end, pending_horizon, lease_owner FROM ${high_water_mark_store_table} WHERE topic_name = #{topic}`,
-		// Leases are computed on the database clock only, never the
-		// application's: see ansiLeaseExpiry for the engines that override it.
-		HWMAcquire: `UPDATE ${high_water_mark_store_table} SET lease_owner = #{owner}, lease_expires_at = ` + ansiLeaseExpiry +
-			` WHERE topic_name = #{topic} AND (lease_owner IS NULL OR lease_owner = #{owner} OR lease_expires_at IS NULL OR lease_expires_at < ` + ansiNow + `)`,
+		HWMRead:    `SELECT high_water_mark, pending_end, pending_horizon, lease_owner FROM ${high_water_mark_store_table} WHERE topic_name = #{topic}`,
+		HWMAcquire: lease[HWMAcquire],
 		HWMRelease: `UPDATE ${high_water_mark_store_table} SET lease_owner = NULL, lease_expires_at = NULL WHERE topic_name = #{topic} AND lease_owner = #{owner}`,
-		HWMAdvance: `UPDATE ${high_water_mark_store_table} SET high_water_mark = #{mark}, pending_end = NULL, pending_horizon = NULL ` +
-			`WHERE topic_name = #{topic} AND lease_owner = #{owner} AND lease_expires_at >= ` + ansiNow + ` AND high_water_mark < #{mark}`,
+		HWMAdvance: lease[HWMAdvance],
 		// A plain read must see the last committed value without waiting for
 		// the append that holds the row (true of every MVCC engine; an engine
 		// whose reads block on writers must say how to avoid it).
@@ -255,6 +255,42 @@ func ansiStatements() map[StatementID]string {
 		// VALUES is the standard query without a table; SELECT without FROM
 		// is not ANSI (HSQLDB refuses it), FROM DUAL is Oracle's.
 		DatabaseNow: `VALUES (` + ansiNow + `)`,
+	}
+}
+
+// LeaseStatements returns the two statements that hold a lease on the
+// database clock, HWMAcquire and HWMAdvance, in ANSI's text with the
+// engine's clock expression now and its lease expiry (now plus
+// #{lease_millis} milliseconds) put in. Leases are computed on the database
+// clock only, never the application's. An engine whose clock or date
+// arithmetic differs from ANSI's sets both with it:
+//
+//	maps.Copy(c.Statements, dialect.LeaseStatements(`UTC_TIMESTAMP(6)`,
+//		`UTC_TIMESTAMP(6) + INTERVAL (#{lease_millis} * 1000) MICROSECOND`))
+func LeaseStatements(now, leaseExpiry string) map[StatementID]string {
+	return map[StatementID]string{
+		HWMAcquire: `UPDATE ${high_water_mark_store_table} SET lease_owner = #{owner}, lease_expires_at = ` + leaseExpiry +
+			` WHERE topic_name = #{topic} AND (lease_owner IS NULL OR lease_owner = #{owner} OR lease_expires_at IS NULL OR lease_expires_at < ` + now + `)`,
+		HWMAdvance: `UPDATE ${high_water_mark_store_table} SET high_water_mark = #{mark}, pending_end = NULL, pending_horizon = NULL ` +
+			`WHERE topic_name = #{topic} AND lease_owner = #{owner} AND lease_expires_at >= ` + now + ` AND high_water_mark < #{mark}`,
+	}
+}
+
+// LimitPaging rewrites ANSI's paging in place, for engines that page with
+// LIMIT (PostgreSQL, MySQL, MariaDB, SQLite): a statement ending in
+// "FETCH FIRST 1 ROW ONLY" ends in "LIMIT 1" instead, and one ending in
+// "FETCH FIRST #{limit} ROWS ONLY" in "LIMIT #{limit}". Other statements
+// are left as they are.
+func LimitPaging(st map[StatementID]string) {
+	for id, sql := range st {
+		for ansi, limit := range map[string]string{
+			` FETCH FIRST 1 ROW ONLY`:         ` LIMIT 1`,
+			` FETCH FIRST #{limit} ROWS ONLY`: ` LIMIT #{limit}`,
+		} {
+			if strings.HasSuffix(sql, ansi) {
+				st[id] = strings.TrimSuffix(sql, ansi) + limit
+			}
+		}
 	}
 }
 

@@ -76,7 +76,40 @@ type Naming struct {
 	// names PostgreSQL stores). Take them from the engine itself where it
 	// can list them (PostgreSQL: pg_get_keywords() with catcode 'R' or 'T').
 	ReservedWords []string `json:"reserved_words,omitempty"`
+	// Shorten is the rule the core applies to a derived name (an index or
+	// constraint named around a table, idx_${event_store_table}_global,
+	// idx_${query_table}_${column}) that is longer than
+	// Identity.MaxIdentifierLength. Empty refuses such a name before any
+	// SQL runs (NameTooLongError), as on every built-in dialect, whose
+	// limits (63 and more) fit the spec's names. Table and sequence names
+	// are never shortened: one over the limit is always refused.
+	Shorten ShortenRule `json:"shorten,omitempty"`
 }
+
+// ShortenRule is how the core shortens a derived name over the engine's
+// identifier limit. The core applies it in one place (package schema) to
+// the DDL, the naming plan's collision check, the index guards, the
+// introspection checks and every export, so all of them see one name.
+type ShortenRule string
+
+// Shorten rules.
+const (
+	// ShortenNever (the default) refuses a derived name over the limit.
+	ShortenNever ShortenRule = ""
+	// ShortenHash keeps a derived name that fits as it is (the spec's
+	// name) and turns one of more than L = MaxIdentifierLength characters
+	// into its first L-9 characters, "_", and the first 8 hexadecimal
+	// digits (lower case) of the SHA-256 of the whole name as the engine
+	// stores it (folded as Identity.FoldsUnquotedTo says, so two spellings
+	// of one table give one name). With Firebird's 31 characters,
+	// idx_READ_MODEL_CAPTURE_RECORDS_partition (40) becomes
+	// idx_READ_MODEL_CAPTURE_ plus "_" and 8 hex digits. The start of the
+	// name survives, so an error rule's ConstraintPattern anchored at the
+	// start (^pk_) still matches; one anchored at the end does not. Two
+	// derived names that shorten to one are refused by the naming plan
+	// (NameConflictError) before any SQL runs. Needs a limit of at least 18.
+	ShortenHash ShortenRule = "prefix_sha256_8"
+)
 
 // IndexScope is the namespace of index and constraint names.
 type IndexScope string
@@ -118,9 +151,14 @@ type Identity struct {
 	// DriverName is the database/sql driver name the plugin was written
 	// against (e.g. "pgx"); the user may bring another driver for the same
 	// engine. The core imports no driver.
-	DriverName string   `json:"driver_name"`
-	Drivers    []string `json:"drivers,omitempty"` // every driver name known to work
-	DSNHint    string   `json:"dsn_hint"`          // an example DSN for that driver
+	DriverName string `json:"driver_name"`
+	// Drivers are the other database/sql driver names known to work with
+	// the catalogue (PostgreSQL: pgx and lib/pq's "postgres"), each proven
+	// by a conformance matrix row. `tidemark conformance` opens the
+	// database with the first of DriverName and Drivers its binary links
+	// (PickDriver) and says so when it links none.
+	Drivers []string `json:"drivers,omitempty"`
+	DSNHint string   `json:"dsn_hint"` // an example DSN for that driver
 	// Placeholder is the bind-parameter style of the driver.
 	Placeholder PlaceholderStyle `json:"placeholder"`
 	QuoteOpen   string           `json:"quote_open"`  // identifier quote, e.g. `"`
@@ -133,7 +171,8 @@ type Identity struct {
 	// its own chunking. Multi-row inserts are split to stay under it.
 	MaxBindParameters int `json:"max_bind_parameters,omitempty"`
 	// Embedded is true when the database runs inside the host process
-	// (SQLite): there is no server or network to lose.
+	// (SQLite): there is no server or network to lose. The conformance
+	// suite skips its connection-loss tests by it, not by dialect name.
 	Embedded bool `json:"embedded,omitempty"`
 	// FoldsUnquotedTo tells how the engine stores unquoted identifiers in its
 	// catalogue: "lower" (PostgreSQL), "upper" (H2, HSQLDB) or "" (as written).
@@ -145,6 +184,23 @@ type Identity struct {
 	// declares what its tools split on instead (e.g. "\n/" for Oracle
 	// PL/SQL blocks). Empty means ";".
 	StatementTerminator string `json:"statement_terminator,omitempty"`
+}
+
+// PickDriver returns the database/sql driver to open the engine with,
+// among registered (what sql.Drivers() lists in this process): DriverName
+// when it is registered, else the first of Drivers that is. ok is false
+// when none is: the program must import one of them.
+func (id Identity) PickDriver(registered []string) (driver string, ok bool) {
+	have := make(map[string]bool, len(registered))
+	for _, r := range registered {
+		have[r] = true
+	}
+	for _, d := range append([]string{id.DriverName}, id.Drivers...) {
+		if d != "" && have[d] {
+			return d, true
+		}
+	}
+	return "", false
 }
 
 // Terminator is Identity.StatementTerminator, ";" when unset.
@@ -332,13 +388,25 @@ type RowInsert struct {
 
 // LockForms describes how the engine locks and what it lacks.
 type LockForms struct {
-	// ForUpdate is appended to a SELECT to lock its rows, e.g. " FOR UPDATE";
-	// empty where the engine locks by other means (SQLite locks the database).
+	// ForUpdate is appended to a SELECT to lock its rows, e.g. " FOR UPDATE":
+	// the rows stay locked until the transaction ends, and another
+	// transaction's SELECT … ForUpdate of them waits (conformance
+	// locks/for_update_blocks shows the wait end in a lock timeout, and the
+	// row taken once the holder commits). Empty where the engine has no
+	// such suffix: SQLite locks the whole database for a writer, HSQLDB's
+	// MVCC FOR UPDATE does not block another FOR UPDATE, SQL Server locks
+	// with table hints. The durable consumers and partition leases to come
+	// lock their rows with it.
 	ForUpdate string `json:"for_update"`
-	// SkipLocked is true when "FOR UPDATE SKIP LOCKED" is supported.
+	// SkipLocked is true when ForUpdate + " SKIP LOCKED" returns the rows no
+	// other transaction holds and passes over the held ones without waiting
+	// (conformance locks/skip_locked_skips).
 	SkipLocked bool `json:"skip_locked"`
-	// Now is the SQL expression for the database clock, stored form (UTC
-	// where the column has no zone).
+	// Now is the SQL expression for the database clock, stored form: UTC
+	// where the result has no zone, whatever the session's time zone. Read
+	// twice in one transaction it never goes back (conformance
+	// clock/now_utc, which reads it on a session set 5 h 45 min east of
+	// UTC).
 	Now string `json:"now"`
 	// SerializesWriters is true when the engine allows one writing
 	// transaction at a time (SQLite). The core then queues its own appends

@@ -41,6 +41,19 @@ const (
 	// OldestRunningXID (sequence) returns, as BIGINT, the oldest transaction
 	// id still in flight (the xmin of a fresh snapshot).
 	OldestRunningXID StatementID = "xid.oldest_running"
+	// OldestHolderXID (sequence, optional) is OldestRunningXID for this
+	// database alone: it returns one row (xid BIGINT, database, since) where
+	// xid is the oldest transaction id still in flight that is NOT known to
+	// belong to another database of the cluster (when there is none, a value
+	// above every completed id: the snapshot's xmax), database its database
+	// and since the time it began (or was prepared), each NULL when unknown.
+	// Only a transaction of this database can draw a position of its
+	// sequence, so a transaction may be left out only when the server
+	// positively places it in another database; one it cannot place must
+	// count. When absent, or when the server refuses it (an SQLSTATE error
+	// such as 42501), the core uses OldestRunningXID (cluster-wide) from
+	// then on.
+	OldestHolderXID StatementID = "xid.oldest_holder"
 )
 
 var positionTable = []string{"position_table"}
@@ -56,4 +69,5 @@ var positionStatements = []StatementSpec{
 	{ID: CommittedEnd, Tables: positionTable, Returns: []string{"end"}},
 	{ID: CurrentXID, Strategy: SequenceXIDHorizon, Returns: []string{"xid"}},
 	{ID: OldestRunningXID, Strategy: SequenceXIDHorizon, Returns: []string{"xid"}},
+	{ID: OldestHolderXID, Strategy: SequenceXIDHorizon, Optional: true, Returns: []string{"xid", "database", "since"}},
 }

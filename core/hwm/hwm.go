@@ -12,6 +12,22 @@
 // took its transaction id before drawing a position, so once no transaction
 // older than the horizon is in flight, every position up to pending_end is
 // committed or rolled back and the mark moves there.
+//
+// "In flight" is judged per database when the dialect supplies
+// xid.oldest_holder (PostgreSQL does): transaction ids are cluster-wide, but
+// only a transaction of this database can draw from its sequence, so a
+// transaction known to belong to another database of the cluster does not
+// hold the mark. Known means positively identified (its backend or prepared
+// transaction names another database); a transaction that cannot be placed
+// still holds the mark. When that statement is missing or the server
+// refuses it (a role denied pg_stat_activity, say), the advancer falls back
+// to the cluster-wide horizon for the rest of its life, logs a warning, and
+// reports the scope in Holder.Scope and Scope. HolderMetrics shows the oldest transaction holding the mark
+// back, its database and since when.
+//
+// Stopping an advancer (ending Run's or Cycle's context) is not a failure:
+// whatever error the driver makes of the interrupted cycle, Metrics.Failed is
+// not called and Run returns nil.
 package hwm
 
 import (
@@ -21,6 +37,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -33,8 +50,17 @@ type Metrics interface {
 	// Observe is called after every cycle with the mark and the highest
 	// position handed out (lag = end - mark).
 	Observe(topic string, mark, end int64)
-	// Failed is called when a cycle fails.
+	// Failed is called when a cycle fails. A cycle interrupted because its
+	// context ended (the advancer is stopping) is not reported.
 	Failed(topic string, err error)
+}
+
+// HolderMetrics is an optional extension of Metrics: when Options.Metrics
+// also implements it, every horizon check of a SEQUENCE_XID_HORIZON topic
+// reports the oldest transaction holding the mark back (held true), or that
+// none does (held false, h carries only the scope).
+type HolderMetrics interface {
+	Holding(topic string, h Holder, held bool)
 }
 
 // Options configure an Advancer.
@@ -47,6 +73,9 @@ type Options struct {
 	Lease         time.Duration // default 10s
 	PollInterval  time.Duration // default 100ms
 	Metrics       Metrics
+	// Logger receives the advancer's warnings (the horizon falling back to
+	// cluster-wide); default slog.Default().
+	Logger *slog.Logger
 }
 
 // Advancer moves one topic's mark.
@@ -59,6 +88,10 @@ type Advancer struct {
 	changed chan struct{} // closed and replaced when the mark moves
 	nudge   chan struct{}
 	lastErr error
+	holder  Holder // last horizon check's oldest holder (XID 0: none)
+	// clusterWide is set once xid.oldest_holder failed: from then on the
+	// horizon is the cluster's (see the package doc).
+	clusterWide bool
 }
 
 // New returns an advancer for e.
@@ -80,6 +113,9 @@ func New(e *engine.Engine, opts Options) *Advancer {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 100 * time.Millisecond
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
 	return &Advancer{e: e, opts: opts, changed: make(chan struct{}), nudge: make(chan struct{}, 1)}
 }
 
@@ -95,7 +131,10 @@ func (a *Advancer) Nudge() {
 	}
 }
 
-// Run cycles until ctx ends, then releases the lease.
+// Run cycles until ctx ends, then releases the lease. Ending ctx is how an
+// advancer is stopped, so Run then returns nil, also when ctx ended in the
+// middle of a cycle; a failing cycle is reported through Metrics.Failed and
+// Err, and Run keeps cycling.
 func (a *Advancer) Run(ctx context.Context) error {
 	defer a.release()
 	t := time.NewTicker(a.opts.PollInterval)
@@ -109,7 +148,7 @@ func (a *Advancer) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil
 		case <-t.C:
 		case <-a.nudge:
 		}
@@ -155,8 +194,18 @@ func (a *Advancer) observe(mark int64) {
 
 // Cycle runs one advance attempt. It reports whether the mark moved. A
 // cycle without the lease does nothing but refresh the locally known mark.
+// A cycle cut short because ctx ended returns ctx's error and is neither
+// reported to Metrics.Failed nor kept as Err: it is a stop, not a failure.
 func (a *Advancer) Cycle(ctx context.Context) (bool, error) {
 	moved, err := a.cycle(ctx)
+	if err != nil && ctx.Err() != nil {
+		// Drivers word an interrupted cycle in their own ways: "context
+		// canceled", a canceled statement (57014), or, on lib/pq,
+		// database/sql's "transaction has already been committed or
+		// rolled back" once the context closed the transaction under it.
+		// Every one of them is the stop, whatever the wording.
+		return moved, ctx.Err()
+	}
 	a.mu.Lock()
 	a.lastErr = err
 	a.mu.Unlock()
@@ -280,125 +329,4 @@ func (a *Advancer) advance(ctx context.Context, mark int64) (bool, error) {
 		return true, nil
 	}
 	return false, nil
-}
-
-// cycleHorizon runs the pending-end protocol from the state read before the
-// lease was taken. A pending pair recorded by any holder is a valid claim
-// (every position up to its end was drawn by a transaction older than its
-// horizon), so acting on one read a moment earlier is safe.
-func (a *Advancer) cycleHorizon(ctx context.Context, s state) (bool, error) {
-	moved := false
-	if s.pendingEnd.Valid && s.pendingHorizon.Valid {
-		ok, err := a.horizonPassed(ctx, s.pendingHorizon.Int64)
-		if err != nil {
-			return false, err
-		}
-		switch ok {
-		case horizonPassed:
-			if s.pendingEnd.Int64 > s.mark {
-				if moved, err = a.advance(ctx, s.pendingEnd.Int64); err != nil {
-					return false, err
-				}
-				if moved {
-					s.mark = s.pendingEnd.Int64
-				}
-			} else if _, err := a.e.Exec(ctx, a.e.DB, dialect.HWMClearPending, nil, a.args(nil)); err != nil {
-				return false, err
-			}
-		case horizonWaiting:
-			return false, nil
-		case horizonForeign:
-			// The horizon is not below a fresh id: the database moved to
-			// another cluster. Discard it and record the end afresh.
-			if _, err := a.e.Exec(ctx, a.e.DB, dialect.HWMClearPending, nil, a.args(nil)); err != nil {
-				return false, err
-			}
-		}
-	}
-	end, horizon, err := a.recordPending(ctx, s.mark)
-	if err != nil {
-		return moved, err
-	}
-	if horizon != 0 {
-		// Check at once: with no older transaction in flight the mark moves
-		// in this cycle instead of the next poll.
-		st, err := a.horizonPassed(ctx, horizon)
-		if err != nil {
-			return moved, err
-		}
-		if st == horizonPassed {
-			m, err := a.advance(ctx, end)
-			if err != nil {
-				return moved, err
-			}
-			if m {
-				moved, s.mark = true, end
-			}
-		}
-	}
-	if a.opts.Metrics != nil {
-		a.opts.Metrics.Observe(a.opts.Topic, s.mark, max(end, s.mark))
-	}
-	return moved, nil
-}
-
-type horizonState int
-
-const (
-	horizonWaiting horizonState = iota
-	horizonPassed
-	horizonForeign
-)
-
-// horizonPassed tells whether every transaction older than horizon ended.
-func (a *Advancer) horizonPassed(ctx context.Context, horizon int64) (horizonState, error) {
-	tx, err := a.e.DB.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
-	var xmin int64
-	if err := a.e.QueryRow(ctx, tx, dialect.OldestRunningXID, nil, nil).Scan(&xmin); err != nil {
-		return 0, fmt.Errorf("reading oldest running transaction: %w", err)
-	}
-	var fresh int64
-	if err := a.e.QueryRow(ctx, tx, dialect.CurrentXID, nil, nil).Scan(&fresh); err != nil {
-		return 0, fmt.Errorf("reading a fresh transaction id: %w", err)
-	}
-	if horizon >= fresh {
-		return horizonForeign, nil
-	}
-	if xmin >= horizon {
-		return horizonPassed, nil
-	}
-	return horizonWaiting, nil
-}
-
-// recordPending reads the sequence's last value and then, in the same
-// transaction, takes a transaction id as the horizon, and records both.
-// It returns the horizon, or 0 when nothing was recorded.
-func (a *Advancer) recordPending(ctx context.Context, mark int64) (end, horizon int64, err error) {
-	tx, err := a.e.DB.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer tx.Rollback()
-	// Order matters: the end is read before this transaction has an id.
-	if end, err = a.committedEnd(ctx, tx); err != nil {
-		return 0, 0, err
-	}
-	if end <= mark {
-		return end, 0, nil
-	}
-	if err := a.e.QueryRow(ctx, tx, dialect.CurrentXID, nil, nil).Scan(&horizon); err != nil {
-		return 0, 0, fmt.Errorf("taking the horizon transaction id: %w", err)
-	}
-	res, err := a.e.Exec(ctx, tx, dialect.HWMSetPending, nil, a.args(map[string]any{"pending_end": end, "pending_horizon": horizon}))
-	if err != nil {
-		return 0, 0, fmt.Errorf("recording pending end: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return end, 0, nil // the lease lapsed meanwhile
-	}
-	return end, horizon, tx.Commit()
 }

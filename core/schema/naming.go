@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -73,6 +75,7 @@ const (
 // name repeated in a guard).
 type nameUse struct {
 	name   string
+	full   string // a derived name before the naming rule shortened it; "" or name when it was not
 	kind   nameKind
 	table  string // for an index: the table it belongs to
 	role   string
@@ -133,7 +136,7 @@ func (p *namePlan) addDerived(tmpl string, values map[string]string, source stri
 		if len(phs) == 1 && tok == "${"+phs[0]+"}" || nonIdentifier[strings.Join(phs, ",")] {
 			continue // a plain table reference or SQL text, not a new name
 		}
-		got, err := dialect.Fill(tok, values)
+		got, full, err := physicalName(p.cat, tok, values)
 		if err != nil {
 			continue // reported by fill
 		}
@@ -141,7 +144,7 @@ func (p *namePlan) addDerived(tmpl string, values map[string]string, source stri
 		for i, ph := range phs {
 			filled[i] = values[ph]
 		}
-		p.add(nameUse{name: got, kind: kindIndex, table: tableOf(tok, values),
+		p.add(nameUse{name: got, full: full, kind: kindIndex, table: tableOf(tok, values),
 			role: tok + " " + strings.Join(filled, ","), source: tok + " of " + source})
 	}
 }
@@ -184,6 +187,9 @@ func (p *namePlan) check() error {
 		}
 		err := &NameConflictError{Name: prev.name, Source: prev.source, Other: u.name, OtherSource: u.source, Dialect: p.cat.Identity.Name}
 		switch {
+		case shortenedUse(prev) || shortenedUse(u):
+			err.Reason = fmt.Sprintf("the dialect's naming rule (%s) shortens %s to this name, which another name already is; rename one of the tables",
+				p.cat.Naming.Shorten, fullNames(prev, u))
 		case prev.name != u.name:
 			err.Reason = "the engine does not tell these names apart by case"
 		case prev.kind != u.kind:
@@ -219,4 +225,67 @@ func fold(s string, insensitive bool) string {
 		return strings.ToUpper(s)
 	}
 	return s
+}
+
+// shortenedUse is true when the naming rule shortened u's name.
+func shortenedUse(u nameUse) bool { return u.full != "" && u.full != u.name }
+
+// fullNames lists the full names behind two uses, for a conflict message.
+func fullNames(a, b nameUse) string {
+	var out []string
+	for _, u := range []nameUse{a, b} {
+		if shortenedUse(u) {
+			out = append(out, u.full)
+		}
+	}
+	return strings.Join(out, " and ")
+}
+
+// ErrNamingRule is wrapped by every *NamingRuleError.
+var ErrNamingRule = errors.New("naming rule")
+
+// NamingRuleError reports a catalogue whose naming rule (Naming.Shorten)
+// the core cannot apply: an unknown rule, or a limit too small for it.
+type NamingRuleError struct {
+	Dialect string
+	Rule    dialect.ShortenRule
+	Limit   int
+	Reason  string
+}
+
+func (e *NamingRuleError) Error() string {
+	return fmt.Sprintf("dialect %s: naming rule %q with an identifier limit of %d: %s", e.Dialect, e.Rule, e.Limit, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrNamingRule) hold.
+func (e *NamingRuleError) Unwrap() error { return ErrNamingRule }
+
+// hashDigits is how many hexadecimal digits of SHA-256 a shortened name
+// keeps: 8 digits are 32 bits, so two names of one schema (a few hundred
+// at most) collide with a probability below 1e-5, and the naming plan
+// refuses the rare collision instead of creating one object for two.
+const hashDigits = 8
+
+// minShortenLimit is the smallest limit ShortenHash works with: the 9
+// characters of "_" and the hash, and room for a prefix that still says
+// what the object is ("idx_" or "pk_" and a few characters of the table).
+const minShortenLimit = 18
+
+// DerivedName is the name the engine gets for a derived object (an index
+// or constraint) whose full name, placeholders filled, is full: full itself
+// when it fits Identity.MaxIdentifierLength or the catalogue declares no
+// naming rule, otherwise the rule's shortened form (see
+// dialect.ShortenHash). The conformance suite and every other reader of
+// derived names call it to compare with what the DDL created.
+func DerivedName(cat *dialect.Catalogue, full string) (string, error) {
+	limit := cat.Identity.MaxIdentifierLength
+	rule := cat.Naming.Shorten
+	if limit <= 0 || len(full) <= limit || rule == dialect.ShortenNever {
+		return full, nil
+	}
+	if err := checkNamingRule(cat); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(catalogueName(cat, full)))
+	return full[:limit-hashDigits-1] + "_" + hex.EncodeToString(sum[:])[:hashDigits], nil
 }

@@ -65,28 +65,87 @@ func (e *NameTooLongError) Error() string {
 func (e *NameTooLongError) Unwrap() error { return ErrInvalidIdentifier }
 
 // fill fills a template and checks every identifier derived from a
-// placeholder against the dialect's limit.
+// placeholder against the dialect's limit: a table name over it is refused,
+// a derived name over it is shortened by the catalogue's naming rule
+// (Naming.Shorten) or refused when there is none.
 func fill(cat *dialect.Catalogue, tmpl string, values map[string]string) (string, error) {
-	limit := cat.Identity.MaxIdentifierLength
-	if limit > 0 {
-		for _, tok := range derivedIdentifier.FindAllString(tmpl, -1) {
-			if nonIdentifier[strings.Join(dialect.Placeholders(tok), ",")] {
-				continue
-			}
-			got, err := dialect.Fill(tok, values)
-			if err != nil {
-				return "", err
-			}
-			if len(got) > limit {
-				table := tableOf(tok, values)
-				if table == "" {
-					table = got
-				}
-				return "", &NameTooLongError{Table: table, Derived: got, Limit: limit, Dialect: cat.Identity.Name}
-			}
-		}
+	if cat.Identity.MaxIdentifierLength <= 0 {
+		return dialect.Fill(tmpl, values)
 	}
-	return dialect.Fill(tmpl, values)
+	shortened := false
+	for _, tok := range derivedIdentifier.FindAllString(tmpl, -1) {
+		if nonIdentifier[strings.Join(dialect.Placeholders(tok), ",")] {
+			continue
+		}
+		name, full, err := physicalName(cat, tok, values)
+		if err != nil {
+			return "", err
+		}
+		shortened = shortened || name != full
+	}
+	if !shortened {
+		return dialect.Fill(tmpl, values)
+	}
+	// Each token is filled on its own: every ${…} of a template lies in
+	// one derivedIdentifier match, so this is Fill with the shortened
+	// names in place of the long ones.
+	var ferr error
+	out := derivedIdentifier.ReplaceAllStringFunc(tmpl, func(tok string) string {
+		if nonIdentifier[strings.Join(dialect.Placeholders(tok), ",")] {
+			got, err := dialect.Fill(tok, values)
+			if err != nil && ferr == nil {
+				ferr = err
+			}
+			return got
+		}
+		name, _, err := physicalName(cat, tok, values)
+		if err != nil && ferr == nil {
+			ferr = err
+		}
+		return name
+	})
+	return out, ferr
+}
+
+// physicalName fills one identifier token of a template and returns the
+// name the engine gets and the full name it stands for. A table reference
+// (the token is one placeholder) over the limit is refused; a derived name
+// over it is shortened by the naming rule or refused.
+func physicalName(cat *dialect.Catalogue, tok string, values map[string]string) (name, full string, err error) {
+	full, err = dialect.Fill(tok, values)
+	if err != nil {
+		return "", "", err
+	}
+	limit := cat.Identity.MaxIdentifierLength
+	if limit <= 0 || len(full) <= limit {
+		return full, full, nil
+	}
+	phs := dialect.Placeholders(tok)
+	plain := len(phs) == 1 && tok == "${"+phs[0]+"}"
+	if plain || cat.Naming.Shorten == dialect.ShortenNever {
+		table := tableOf(tok, values)
+		if table == "" {
+			table = full
+		}
+		return "", "", &NameTooLongError{Table: table, Derived: full, Limit: limit, Dialect: cat.Identity.Name}
+	}
+	name, err = DerivedName(cat, full)
+	return name, full, err
+}
+
+// checkNamingRule refuses a naming rule the core cannot apply, whether or
+// not this plan has a name to shorten, so a bad catalogue fails on its
+// first run rather than on the first long name.
+func checkNamingRule(cat *dialect.Catalogue) error {
+	switch rule, limit := cat.Naming.Shorten, cat.Identity.MaxIdentifierLength; {
+	case rule == dialect.ShortenNever:
+		return nil
+	case rule != dialect.ShortenHash:
+		return &NamingRuleError{Dialect: cat.Identity.Name, Rule: rule, Limit: limit, Reason: "unknown rule; the core knows " + string(dialect.ShortenHash)}
+	case limit < minShortenLimit:
+		return &NamingRuleError{Dialect: cat.Identity.Name, Rule: rule, Limit: limit, Reason: fmt.Sprintf("the rule needs a limit of at least %d", minShortenLimit)}
+	}
+	return nil
 }
 
 // Plan builds every DDL step for names and query tables, in creation order.
@@ -95,6 +154,9 @@ func fill(cat *dialect.Catalogue, tmpl string, values map[string]string) (string
 // length-checked, not a reserved word of the engine, and unique under the
 // engine's comparison (Catalogue.Naming) with one role each.
 func Plan(cat *dialect.Catalogue, names *Names, queries []QueryTable, cqrsPrefix string) ([]Step, error) {
+	if err := checkNamingRule(cat); err != nil {
+		return nil, err
+	}
 	np := &namePlan{cat: cat}
 	np.addNames(names)
 	steps, err := planSteps(cat, names, queries, cqrsPrefix, np)
@@ -260,13 +322,18 @@ func queryTableSteps(cat *dialect.Catalogue, sc dialect.Script, names *Names, q 
 }
 
 // QueryIndexName is the index name a query-column index template creates:
-// its first identifier built around ${column}, filled (the same name the
-// DDL uses, idx_${query_table}_${column} in every built-in dialect).
+// its first identifier built around ${column}, filled and, where it is over
+// the engine's limit, shortened by the naming rule (the same name the DDL
+// uses; idx_${query_table}_${column} in every built-in dialect).
 func QueryIndexName(cat *dialect.Catalogue, tmpl string, values map[string]string) (string, error) {
 	for _, tok := range derivedIdentifier.FindAllString(tmpl, -1) {
 		phs := dialect.Placeholders(tok)
 		if len(phs) > 1 || (len(phs) == 1 && tok != "${"+phs[0]+"}" && phs[0] == "column") {
-			return dialect.Fill(tok, values)
+			full, err := dialect.Fill(tok, values)
+			if err != nil {
+				return "", err
+			}
+			return DerivedName(cat, full)
 		}
 	}
 	return "", fmt.Errorf("dialect %s: query index template names no index built around ${column}: %s", cat.Identity.Name, tmpl)

@@ -11,7 +11,7 @@ func TestDDLMatchesSpec(t *testing.T) {
 	c := dialect.Catalogue{
 		Identity:      dialect.Identity{Name: "h2"},
 		Scripts:       dialect.Scripts(dialect.ObjectTable, ddl()),
-		QueryColumns:  queryColumns(),
+		QueryColumns:  Catalogue().QueryColumns,
 		Introspection: introspection(),
 	}
 	ddlgolden.Check(t, c, "testdata/golden")

@@ -36,10 +36,16 @@
 // instant one of them can fail with a unique violation (measured: 8
 // concurrent seeders, 7 of 20 rounds); started again, it finds the row.
 // Once a database is initialised, starts are unaffected.
+//
+// # Files
+//
+// The catalogue is dialect.ANSI() plus H2's differences, one file an area:
+// h2.go the identity and the assembly, ddl*.go the scripts, statements.go
+// the statements, errors.go the error rules, introspection.go the catalogue
+// queries.
 package h2
 
 import (
-	"context"
 	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
@@ -53,17 +59,12 @@ const Version = "0.1.0"
 const LockTimeoutMillis = 60000
 
 // H2 is the H2 dialect.
-type H2 struct{}
+type H2 struct{ dialect.Base }
 
 var _ dialect.Dialect = (*H2)(nil)
 
 // New returns the H2 dialect.
-func New() *H2 { return &H2{} }
-
-// Describe returns the catalogue.
-func (*H2) Describe(context.Context, dialect.DescribeRequest) (dialect.DescribeResponse, error) {
-	return dialect.DescribeResponse{Catalogue: Catalogue()}, nil
-}
+func New() *H2 { return &H2{dialect.Base{Catalogue: Catalogue()}} }
 
 // now is the database clock. CURRENT_TIMESTAMP is TIMESTAMP WITH TIME ZONE
 // and, in H2, fixed for the duration of a transaction; every statement that
@@ -74,96 +75,31 @@ const now = `CURRENT_TIMESTAMP`
 // timeout this dialect expects (url is jdbc:h2:file:./tidemark;LOCK_TIMEOUT=60000).
 const DSNHint = "jdbcbridge://127.0.0.1:4242?url=jdbc%3Ah2%3Afile%3A.%2Ftidemark%3BLOCK_TIMEOUT%3D60000&user=sa"
 
-// Catalogue is the H2 catalogue.
+// Catalogue is the H2 catalogue: ANSI's with H2's identity, DDL, error
+// codes, MERGE seeds, FINAL TABLE counter, TIMESTAMPADD leases and
+// INFORMATION_SCHEMA.INDEX_COLUMNS.
 func Catalogue() dialect.Catalogue {
-	return dialect.Catalogue{
-		Identity: dialect.Identity{
-			Name:                "h2",
-			Version:             Version,
-			ContractVersion:     dialect.ContractVersion,
-			ServerVersions:      "H2 2.1 (2.1.214 tested), default mode",
-			DriverName:          "jdbcbridge",
-			Drivers:             []string{"jdbcbridge"},
-			DSNHint:             DSNHint,
-			Placeholder:         dialect.PlaceholderQuestion,
-			QuoteOpen:           `"`,
-			QuoteClose:          `"`,
-			MaxIdentifierLength: 256,
-			FoldsUnquotedTo:     "upper",
-			StatementTerminator: ";", // no statement has a procedural body
-		},
-		Positions:   dialect.CounterRow,
-		Scripts:     dialect.Scripts(dialect.ObjectTable, ddl()),
-		Statements:  statements(),
-		EventInsert: dialect.ANSI().EventInsert,
-		Locks:       dialect.LockForms{ForUpdate: " FOR UPDATE", Now: now},
-		Errors:      errorRules(),
-		// Unquoted names are folded to upper case; index and constraint
-		// names are unique in the schema, apart from table names. H2 has no
-		// named lock: concurrent creations that meet "already exists" are
-		// treated as done (ErrDuplicateObject) and the schema re-verified.
-		Naming:        dialect.Naming{IndexScope: dialect.IndexScopeSchema, ReservedWords: reservedWords},
-		Introspection: introspection(),
-		QueryColumns:  queryColumns(),
-	}
-}
+	c := dialect.ANSI()
+	c.Identity.Name = "h2"
+	c.Identity.Version = Version
+	c.Identity.ServerVersions = "H2 2.1 (2.1.214 tested), default mode"
+	c.Identity.DriverName = "jdbcbridge"
+	c.Identity.Drivers = []string{"jdbcbridge"}
+	c.Identity.DSNHint = DSNHint
+	c.Identity.MaxIdentifierLength = 256
+	c.Identity.StatementTerminator = ";" // no statement has a procedural body
 
-// errorRules maps H2 2.1's error codes (org.h2.api.ErrorCode). H2 puts the
-// violated index in quotes at the start of the message ("PUBLIC.PRIMARY_KEY_5
-// ON PUBLIC.EVENT_STORE(ID) …" for a UUID key, "PRIMARY KEY ON PUBLIC.T(ID)"
-// for an integer key that is the row id) and appends the SQL text, so the
-// primary-key rule's ConstraintPattern matches that name (core/sqlerr cuts it
-// out of the message). A unique constraint's index is CONSTRAINT_INDEX_n (or
-// the constraint's name). H2 has no read-only transaction (JDBC setReadOnly
-// is a hint it ignores); 90097 is a read-only database.
-func errorRules() []dialect.ErrorRule {
-	return []dialect.ErrorRule{
-		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", ConstraintPattern: `^(?:[^" ]*\.)?PRIMARY(?:_KEY_[0-9A-Z]*| KEY)$`},
-		{Class: dialect.ErrUniqueViolation, SQLState: "23505"},
-		{Class: dialect.ErrForeignKeyViolation, SQLState: "23503"},
-		{Class: dialect.ErrForeignKeyViolation, SQLState: "23506"},
-		{Class: dialect.ErrNotNullViolation, SQLState: "23502"},
-		{Class: dialect.ErrDeadlock, SQLState: "40001"},
-		{Class: dialect.ErrLockTimeout, VendorCode: 50200},
-		{Class: dialect.ErrLockTimeout, SQLState: "HYT00"},
-		{Class: dialect.ErrSerializationFailure, VendorCode: 90131}, // concurrent update
-		{Class: dialect.ErrQueryCanceled, SQLState: "57014"},
-		{Class: dialect.ErrReadOnly, VendorCode: 90097},        // DATABASE_IS_READ_ONLY
-		{Class: dialect.ErrDuplicateObject, VendorCode: 42101}, // table exists
-		{Class: dialect.ErrDuplicateObject, VendorCode: 42111}, // index exists
-		{Class: dialect.ErrDuplicateObject, VendorCode: 90045}, // constraint exists
-		{Class: dialect.ErrDuplicateObject, VendorCode: 90035}, // sequence exists
-		// Two sessions creating one index at once: the loser's general
-		// error (50000) from H2's schema map, not its 42111.
-		{Class: dialect.ErrDuplicateObject, VendorCode: 50000, MessagePattern: `object already exists`},
-		{Class: dialect.ErrUndefinedTable, VendorCode: 42102},
-		{Class: dialect.ErrUndefinedTable, VendorCode: 42103},
-		{Class: dialect.ErrUndefinedTable, VendorCode: 42104},
-		{Class: dialect.ErrConnectionLost, SQLState: "08*"},
-		{Class: dialect.ErrConnectionLost, VendorCode: 90067}, // connection broken
-		{Class: dialect.ErrConnectionLost, VendorCode: 90098}, // database is closed
-	}
-}
-
-// statements are ANSI's (dialect.ANSI) with what this engine needs instead.
-func statements() map[dialect.StatementID]string {
-	lease := `TIMESTAMPADD(MILLISECOND, #{lease_millis}, ` + now + `)`
-	st := dialect.ANSI().Statements
-	for id, sql := range map[dialect.StatementID]string{
-		dialect.PartitionSeed: `MERGE INTO ${partition_metadata_table} t USING (VALUES (1, CAST(#{partitions} AS INT))) AS s (id, partitions) ON t.id = s.id ` +
-			`WHEN NOT MATCHED THEN INSERT (id, partitions) VALUES (s.id, s.partitions)`,
-		// The UPDATE locks the row until the transaction ends; FINAL TABLE
-		// returns the value it wrote.
-		dialect.PositionAllocate: `SELECT val FROM FINAL TABLE (UPDATE ${position_table} SET val = val + #{count} WHERE id = 1)`,
-		dialect.HWMAcquire: `UPDATE ${high_water_mark_store_table} SET lease_owner = #{owner}, lease_expires_at = ` + lease +
-			` WHERE topic_name = #{topic} AND (lease_owner IS NULL OR lease_owner = #{owner} OR lease_expires_at IS NULL OR lease_expires_at < ` + now + `)`,
-		dialect.DatabaseNow: `SELECT ` + now,
-	} {
-		st[id] = sql
-	}
-	// The counter's new value comes back from the UPDATE itself (FINAL TABLE).
-	delete(st, dialect.PositionAllocated)
-	return st
+	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl())
+	c.Statements = statements()
+	c.Locks.Now = now
+	c.Errors = errorRules()
+	// Unquoted names are folded to upper case; index and constraint
+	// names are unique in the schema, apart from table names. H2 has no
+	// named lock: concurrent creations that meet "already exists" are
+	// treated as done (ErrDuplicateObject) and the schema re-verified.
+	c.Naming = dialect.Naming{IndexScope: dialect.IndexScopeSchema, ReservedWords: reservedWords}
+	c.Introspection = introspection()
+	return c
 }
 
 // reservedWords are the 89 words H2 2.1 refuses as a table or column name:

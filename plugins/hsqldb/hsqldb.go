@@ -30,10 +30,16 @@
 // as a serialization failure. A missing table and a missing column are the
 // same error (42501, −5501 "user lacks privilege or object not found"), so
 // both classify as an undefined table.
+//
+// # Files
+//
+// The catalogue is dialect.ANSI() plus HSQLDB's differences, one file an
+// area: hsqldb.go the identity and the assembly, ddl*.go the scripts,
+// statements.go the statements, errors.go the error rules,
+// introspection.go the catalogue queries.
 package hsqldb
 
 import (
-	"context"
 	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
@@ -43,17 +49,12 @@ import (
 const Version = "0.1.0"
 
 // HSQLDB is the HSQLDB dialect.
-type HSQLDB struct{}
+type HSQLDB struct{ dialect.Base }
 
 var _ dialect.Dialect = (*HSQLDB)(nil)
 
 // New returns the HSQLDB dialect.
-func New() *HSQLDB { return &HSQLDB{} }
-
-// Describe returns the catalogue.
-func (*HSQLDB) Describe(context.Context, dialect.DescribeRequest) (dialect.DescribeResponse, error) {
-	return dialect.DescribeResponse{Catalogue: Catalogue()}, nil
-}
+func New() *HSQLDB { return &HSQLDB{dialect.Base{Catalogue: Catalogue()}} }
 
 // now is the database clock: TIMESTAMP WITH TIME ZONE, fixed per statement.
 const now = `CURRENT_TIMESTAMP`
@@ -62,77 +63,31 @@ const now = `CURRENT_TIMESTAMP`
 // is jdbc:hsqldb:file:./tidemark;hsqldb.tx=mvcc).
 const DSNHint = "jdbcbridge://127.0.0.1:4242?url=jdbc%3Ahsqldb%3Afile%3A.%2Ftidemark%3Bhsqldb.tx%3Dmvcc&user=SA"
 
-// Catalogue is the HSQLDB catalogue.
+// Catalogue is the HSQLDB catalogue: ANSI's with HSQLDB's identity, DDL,
+// error codes, TIMESTAMPADD leases and INFORMATION_SCHEMA.SYSTEM_* queries.
 func Catalogue() dialect.Catalogue {
-	return dialect.Catalogue{
-		Identity: dialect.Identity{
-			Name:                "hsqldb",
-			Version:             Version,
-			ContractVersion:     dialect.ContractVersion,
-			ServerVersions:      "HSQLDB 2.7 (2.7.1 tested) in MVCC mode (hsqldb.tx=mvcc)",
-			DriverName:          "jdbcbridge",
-			Drivers:             []string{"jdbcbridge"},
-			DSNHint:             DSNHint,
-			Placeholder:         dialect.PlaceholderQuestion,
-			QuoteOpen:           `"`,
-			QuoteClose:          `"`,
-			MaxIdentifierLength: 128,
-			FoldsUnquotedTo:     "upper",
-			StatementTerminator: ";", // no statement has a procedural body
-		},
-		Positions:   dialect.CounterRow,
-		Scripts:     dialect.Scripts(dialect.ObjectTable, ddl()),
-		Statements:  statements(),
-		EventInsert: dialect.ANSI().EventInsert,
-		// No ForUpdate: in MVCC mode it does not lock against another
-		// SELECT … FOR UPDATE; rows are locked by updating them.
-		Locks:            dialect.LockForms{Now: now},
-		PositionSettings: dialect.PositionSettings{AllocateFirst: true},
-		Errors:           errorRules(),
-		// Unquoted names are folded to upper case; index and constraint
-		// names are unique in the schema, apart from table names. No named
-		// lock: concurrent "already exists" is treated as done.
-		Naming:        dialect.Naming{IndexScope: dialect.IndexScopeSchema, ReservedWords: reservedWords},
-		Introspection: introspection(),
-		QueryColumns:  queryColumns(),
-	}
-}
+	c := dialect.ANSI()
+	c.Identity.Name = "hsqldb"
+	c.Identity.Version = Version
+	c.Identity.ServerVersions = "HSQLDB 2.7 (2.7.1 tested) in MVCC mode (hsqldb.tx=mvcc)"
+	c.Identity.DriverName = "jdbcbridge"
+	c.Identity.Drivers = []string{"jdbcbridge"}
+	c.Identity.DSNHint = DSNHint
+	c.Identity.StatementTerminator = ";" // no statement has a procedural body
 
-// errorRules maps HSQLDB's error codes (org.hsqldb.error.ErrorCode, negated
-// as JDBC vendor codes). A unique violation names the constraint: SYS_PK_n
-// for an unnamed primary key, SYS_CT_n for an unnamed unique constraint.
-func errorRules() []dialect.ErrorRule {
-	return []dialect.ErrorRule{
-		{Class: dialect.ErrDuplicateEventID, SQLState: "23505", ConstraintPattern: `^SYS_PK_[0-9]+$`},
-		{Class: dialect.ErrUniqueViolation, SQLState: "23505"},
-		{Class: dialect.ErrForeignKeyViolation, SQLState: "23503"},
-		{Class: dialect.ErrNotNullViolation, SQLState: "23502"},     // -10
-		{Class: dialect.ErrReadOnly, SQLState: "25006"},             // -3706, a READ ONLY transaction
-		{Class: dialect.ErrReadOnly, VendorCode: -455},              // the database is in read only mode
-		{Class: dialect.ErrSerializationFailure, SQLState: "40001"}, // -4861, also how MVCC deadlocks end
-		{Class: dialect.ErrQueryCanceled, SQLState: "40502"},        // -4872, a cancelled lock wait
-		{Class: dialect.ErrQueryCanceled, VendorCode: -4873},        // statement timeout
-		{Class: dialect.ErrUndefinedTable, SQLState: "42501", VendorCode: -5501, MessagePattern: `object not found`},
-		{Class: dialect.ErrConnectionLost, SQLState: "08*"},
-		// -1252: a prepared statement whose table was dropped or altered.
-		{Class: dialect.ErrStatementInvalidated, SQLState: "07502"},
-		{Class: dialect.ErrDuplicateObject, SQLState: "42504"}, // -5504 object name already exists
-	}
-}
-
-// statements are ANSI's (dialect.ANSI) with what this engine needs instead.
-func statements() map[dialect.StatementID]string {
-	lease := `TIMESTAMPADD(MILLISECOND, #{lease_millis}, ` + now + `)`
-	st := dialect.ANSI().Statements
-	for id, sql := range map[dialect.StatementID]string{
-		dialect.PartitionSeed: `MERGE INTO ${partition_metadata_table} t USING (VALUES (1, CAST(#{partitions} AS INT))) AS s (id, partitions) ON t.id = s.id ` +
-			`WHEN NOT MATCHED THEN INSERT (id, partitions) VALUES (s.id, s.partitions)`,
-		dialect.HWMAcquire: `UPDATE ${high_water_mark_store_table} SET lease_owner = #{owner}, lease_expires_at = ` + lease +
-			` WHERE topic_name = #{topic} AND (lease_owner IS NULL OR lease_owner = #{owner} OR lease_expires_at IS NULL OR lease_expires_at < ` + now + `)`,
-	} {
-		st[id] = sql
-	}
-	return st
+	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl())
+	c.Statements = statements()
+	// No ForUpdate: in MVCC mode it does not lock against another
+	// SELECT … FOR UPDATE; rows are locked by updating them.
+	c.Locks = dialect.LockForms{Now: now}
+	c.PositionSettings.AllocateFirst = true
+	c.Errors = errorRules()
+	// Unquoted names are folded to upper case; index and constraint
+	// names are unique in the schema, apart from table names. No named
+	// lock: concurrent "already exists" is treated as done.
+	c.Naming = dialect.Naming{IndexScope: dialect.IndexScopeSchema, ReservedWords: reservedWords}
+	c.Introspection = introspection()
+	return c
 }
 
 // reservedWords are the 73 words HSQLDB 2.7 (default settings) refuses as a

@@ -1,35 +1,3 @@
-// Package mysql is the Tidemark dialect for MySQL 8 and MariaDB 10.6+.
-//
-// One implementation serves both: New() describes the "mysql" dialect,
-// New(MariaDB()) the "mariadb" one (see package plugins/mariadb); they differ
-// only in their identity. Positions use a counter row (COUNTER_ROW).
-//
-// Both engines run the same DDL: the spec gives MariaDB the MySQL scripts
-// verbatim (the saga scripts have a MariaDB folder of their own, with the same
-// text), so this package has no flavor switch for the schema. The templates
-// follow the spec's MySQL blocks, with these deliberate differences, each
-// listed in docs/spec-deviations.md:
-//
-//   - every CREATE TABLE ends with DEFAULT CHARSET = utf8mb4, so 4-byte UTF-8
-//     payloads and keys are stored whatever the server's default character
-//     set (MariaDB's compiled-in default is latin1). Every utf8mb4 index
-//     stays within InnoDB's 3072-byte key limit (DYNAMIC row format, the
-//     default of both engines); the widest, SAGA_DEADLINES' unique key of
-//     three VARCHAR(255) columns, takes 3060 bytes;
-//   - the query-table indexes are created without IF NOT EXISTS, which MySQL 8
-//     lacks, and guarded instead by QueryColumnTypes.IndexExists;
-//   - every VARCHAR key column carries keyText, a binary NO PAD collation
-//     (utf8mb4_nopad_bin on MariaDB, utf8mb4_0900_bin on MySQL): the table
-//     default collation ignores case, and utf8mb4_bin ignores trailing
-//     spaces, either of which would make two keys one.
-//
-// # Identifier length
-//
-// MySQL and MariaDB refuse identifiers over 64 characters, and index and
-// constraint names are derived from the table name (the longest,
-// uq_${event_store_table}_aggregate_sequence, adds 22 characters). The core
-// refuses at startup a table name whose derived names exceed
-// Identity.MaxIdentifierLength (64 here); it never truncates.
 package mysql
 
 import "github.com/tidemarkdb/tidemark/core/dialect"

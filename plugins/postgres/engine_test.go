@@ -26,7 +26,7 @@ func TestDDLIdempotentOnPostgres(t *testing.T) {
 	c := dialect.Catalogue{
 		Identity:      dialect.Identity{Name: "postgres", Placeholder: dialect.PlaceholderDollar},
 		Scripts:       dialect.Scripts(dialect.ObjectSequence, ddl()),
-		QueryColumns:  queryColumns(),
+		QueryColumns:  Catalogue().QueryColumns,
 		Introspection: introspection(),
 	}
 	ddlgolden.RunTwice(t, db, c, "lower")

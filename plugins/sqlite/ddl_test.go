@@ -15,7 +15,7 @@ func catalogue() dialect.Catalogue {
 	return dialect.Catalogue{
 		Identity:      dialect.Identity{Name: "sqlite", Placeholder: dialect.PlaceholderQuestion},
 		Scripts:       dialect.Scripts(dialect.ObjectTable, ddl()),
-		QueryColumns:  queryColumns(),
+		QueryColumns:  Catalogue().QueryColumns,
 		Introspection: introspection(),
 	}
 }

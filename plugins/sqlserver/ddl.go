@@ -1,38 +1,3 @@
-// Package sqlserver is the Tidemark dialect for Microsoft SQL Server 2019+.
-//
-// The DDL templates are the spec's T-SQL, with every table name replaced by
-// its ${placeholder} and every derived index or constraint name built from
-// it (idx_${event_store_table}_global, fk_${consumer_checkpoints_table}_consumer,
-// …). T-SQL has no CREATE TABLE IF NOT EXISTS: each table is guarded by
-// IF OBJECT_ID(N'<table>', N'U') IS NULL (the saga tables by the spec's
-// IF NOT EXISTS (SELECT * FROM sys.tables WHERE name = '<table>')), each
-// index by IF NOT EXISTS (SELECT 1 FROM sys.indexes …), so every statement
-// can run again. Keys that compare exactly use Latin1_General_100_BIN2 on
-// NVARCHAR; the spec's VARCHAR key columns (topics, consumer names, instance
-// ids, source names, saga ids and names, lock names) take
-// Latin1_General_100_BIN2_UTF8 (SQL Server 2019+): code-point order, case and
-// normalisation exact, no character lost to a code page, and the same byte
-// size as the spec's VARCHAR(255), so no index grows. Every SQL Server
-// collation compares with PAD SPACE, so the catalogue declares
-// KeysIgnoreTrailingSpaces and the core refuses keys ending in a space.
-//
-// The deliberate differences from the spec, listed in
-// docs/spec-deviations.md: the query-table indexes are guarded by
-// sys.indexes like every other index (the spec prints them unguarded, so a
-// second run of the script would fail); the event and snapshot tables'
-// aggregate_id is NVARCHAR(510) and aggregate_type NVARCHAR(255), both
-// Latin1_General_100_BIN2 (the spec's VARCHAR(255) on the database's default
-// collation loses characters outside its code page and ignores case).
-//
-// The catalogue itself (statements, positions, error rules) is in
-// sqlserver.go.
-//
-// # Identifier length
-//
-// SQL Server identifiers are at most 128 characters. Index and constraint
-// names are derived from the table name; the core refuses at startup a table
-// name whose derived names exceed Identity.MaxIdentifierLength (128 here),
-// never truncating.
 package sqlserver
 
 import (

@@ -57,26 +57,6 @@ var commonScripts = map[string][]string{
 	dialect.ScriptSagaDeadlineLocks:   {sagaDeadlineLocksTable},
 }
 
-// QueryColumns maps query-field kinds to column types and index statements,
-// the same on PostgreSQL, H2, HSQLDB and SQLite. Instants are TIMESTAMP(6)
-// holding UTC, as the spec prescribes for every engine.
-func QueryColumns() dialect.QueryColumnTypes {
-	return dialect.QueryColumnTypes{
-		Types: map[dialect.QueryFieldKind]string{
-			dialect.KindText:    "VARCHAR(255)",
-			dialect.KindInteger: "BIGINT",
-			dialect.KindDecimal: "DECIMAL(${precision},${scale})",
-			dialect.KindDate:    "DATE",
-			dialect.KindTime:    "TIME(6)",
-			dialect.KindInstant: "TIMESTAMP(6)",
-			dialect.KindBoolean: "BOOLEAN",
-		},
-		Column:      "${column} ${type}",
-		Index:       "CREATE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
-		UniqueIndex: "CREATE UNIQUE INDEX IF NOT EXISTS idx_${query_table}_${column} ON ${query_table} (${column})",
-	}
-}
-
 // CounterTable returns the CREATE TABLE of a single-row position counter
 // named by the placeholder (e.g. "event_store_global_position_table"), as
 // H2, HSQLDB and SQLite declare it.

@@ -2,32 +2,24 @@ package mysql
 
 import "github.com/tidemarkdb/tidemark/core/dialect"
 
-// queryColumns maps query-field kinds to column types and index statements.
+// queryColumns is ANSI's query-table columns with instants as DATETIME(6)
+// (UTC) and unguarded index statements.
 //
 // MySQL 8 has no CREATE INDEX IF NOT EXISTS (MariaDB has), so both engines
 // use plain CREATE [UNIQUE] INDEX guarded by IndexExists, which the core runs
 // first. A unique index accepts any number of NULLs, so read models without a
 // value do not count against it.
 func queryColumns() dialect.QueryColumnTypes {
-	return dialect.QueryColumnTypes{
-		Types: map[dialect.QueryFieldKind]string{
-			dialect.KindText:    "VARCHAR(255)",
-			dialect.KindInteger: "BIGINT",
-			dialect.KindDecimal: "DECIMAL(${precision},${scale})",
-			dialect.KindDate:    "DATE",
-			dialect.KindTime:    "TIME(6)",
-			dialect.KindInstant: "DATETIME(6)",
-			dialect.KindBoolean: "BOOLEAN",
-		},
-		Column:      "${column} ${type}",
-		Index:       "CREATE INDEX idx_${query_table}_${column} ON ${query_table} (${column})",
-		UniqueIndex: "CREATE UNIQUE INDEX idx_${query_table}_${column} ON ${query_table} (${column})",
-		// Index names compare case-insensitively on both engines; the
-		// statistics view has one row per index column, hence LIMIT 1.
-		IndexExists: `SELECT 1 FROM information_schema.statistics
+	qc := dialect.ANSI().QueryColumns
+	qc.Types[dialect.KindInstant] = "DATETIME(6)"
+	qc.Index = "CREATE INDEX idx_${query_table}_${column} ON ${query_table} (${column})"
+	qc.UniqueIndex = "CREATE UNIQUE INDEX idx_${query_table}_${column} ON ${query_table} (${column})"
+	// Index names compare case-insensitively on both engines; the
+	// statistics view has one row per index column, hence LIMIT 1.
+	qc.IndexExists = `SELECT 1 FROM information_schema.statistics
 WHERE table_schema = DATABASE() AND table_name = #{table} AND LOWER(index_name) = LOWER(#{index})
-LIMIT 1`,
-	}
+LIMIT 1`
+	return qc
 }
 
 // introspection returns the catalogue queries of this engine. Every query

@@ -2,7 +2,8 @@ package sqlserver
 
 import "github.com/tidemarkdb/tidemark/core/dialect"
 
-// queryColumns maps query-field kinds to column types and index statements.
+// queryColumns is ANSI's query-table columns with SQL Server's types
+// (NVARCHAR, DATETIME2(6) holding UTC, BIT) and guarded index statements.
 //
 // A SQL Server unique index admits one NULL only, so the unique index is
 // filtered (WHERE column IS NOT NULL): read models without a value do not
@@ -10,21 +11,14 @@ import "github.com/tidemarkdb/tidemark/core/dialect"
 // themselves with sys.indexes, so they can run again; IndexExists answers
 // the same question for the core.
 func queryColumns() dialect.QueryColumnTypes {
-	return dialect.QueryColumnTypes{
-		Types: map[dialect.QueryFieldKind]string{
-			dialect.KindText:    "NVARCHAR(255)",
-			dialect.KindInteger: "BIGINT",
-			dialect.KindDecimal: "DECIMAL(${precision},${scale})",
-			dialect.KindDate:    "DATE",
-			dialect.KindTime:    "TIME(6)",
-			dialect.KindInstant: "DATETIME2(6)",
-			dialect.KindBoolean: "BIT",
-		},
-		Column:      "${column} ${type}",
-		Index:       guardedIndex("query_table", "idx_${query_table}_${column}", false, "${column}"),
-		UniqueIndex: guardedIndex("query_table", "idx_${query_table}_${column}", true, "${column}") + "\n        WHERE ${column} IS NOT NULL",
-		IndexExists: `SELECT 1 FROM sys.indexes WHERE name = #{index} AND object_id = OBJECT_ID(#{table})`,
-	}
+	qc := dialect.ANSI().QueryColumns
+	qc.Types[dialect.KindText] = "NVARCHAR(255)"
+	qc.Types[dialect.KindInstant] = "DATETIME2(6)"
+	qc.Types[dialect.KindBoolean] = "BIT"
+	qc.Index = guardedIndex("query_table", "idx_${query_table}_${column}", false, "${column}")
+	qc.UniqueIndex = guardedIndex("query_table", "idx_${query_table}_${column}", true, "${column}") + "\n        WHERE ${column} IS NOT NULL"
+	qc.IndexExists = `SELECT 1 FROM sys.indexes WHERE name = #{index} AND object_id = OBJECT_ID(#{table})`
+	return qc
 }
 
 // introspection returns the catalogue queries of this engine. Every query

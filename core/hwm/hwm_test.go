@@ -1,0 +1,109 @@
+package hwm_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/plugins/sqlite"
+)
+
+// failures records Metrics.Failed calls.
+type failures struct {
+	mu  sync.Mutex
+	got []error
+}
+
+func (f *failures) Observe(string, int64, int64) {}
+func (f *failures) Failed(_ string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got = append(f.got, err)
+}
+
+// newEngine opens an engine on a fresh SQLite file (embedded, no server);
+// the conformance suite runs the same behaviour on every engine.
+func newEngine(t *testing.T) *engine.Engine {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "hwm.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	loaded, err := dialect.InProcess(ctx, sqlite.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(ctx, db, loaded.Catalogue, engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// TestStopIsNotFailure: a cycle whose context has ended, and Run stopped
+// by its context, report nothing to Metrics.Failed; the cycle returns the
+// context's error, Run returns nil.
+func TestStopIsNotFailure(t *testing.T) {
+	e := newEngine(t)
+	tests := []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+	}{
+		{"canceled", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx, cancel
+		}},
+		{"deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithDeadline(context.Background(), time.Unix(0, 0))
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &failures{}
+			a := hwm.New(e, hwm.Options{Metrics: rec})
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			_, err := a.Cycle(ctx)
+			if !errors.Is(err, ctx.Err()) {
+				t.Errorf("Cycle after its context ended: %v, want %v", err, ctx.Err())
+			}
+			if a.Err() != nil {
+				t.Errorf("Err() = %v after a stop, want nil", a.Err())
+			}
+			if err := a.Run(ctx); err != nil {
+				t.Errorf("Run stopped by its context returned %v, want nil", err)
+			}
+			if len(rec.got) != 0 {
+				t.Errorf("a stop was reported as a failure: %v", rec.got)
+			}
+		})
+	}
+}
+
+// TestScopeWithoutOldestHolder: a dialect without xid.oldest_holder uses
+// the cluster-wide horizon.
+func TestScopeWithoutOldestHolder(t *testing.T) {
+	e := newEngine(t)
+	if e.Has(dialect.OldestHolderXID) {
+		t.Fatal("the SQLite catalogue has xid.oldest_holder")
+	}
+	if s := hwm.New(e, hwm.Options{}).Scope(); s != hwm.ScopeCluster {
+		t.Errorf("scope %q, want %q", s, hwm.ScopeCluster)
+	}
+	if h, held := hwm.New(e, hwm.Options{}).OldestHolder(); held {
+		t.Errorf("oldest holder %+v before any check", h)
+	}
+}

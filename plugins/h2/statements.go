@@ -1,0 +1,24 @@
+package h2
+
+import (
+	"maps"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// statements are ANSI's (dialect.ANSI) with what this engine needs instead.
+func statements() map[dialect.StatementID]string {
+	st := dialect.ANSI().Statements
+	maps.Copy(st, dialect.LeaseStatements(now, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+now+`)`))
+	maps.Copy(st, map[dialect.StatementID]string{
+		dialect.PartitionSeed: `MERGE INTO ${partition_metadata_table} t USING (VALUES (1, CAST(#{partitions} AS INT))) AS s (id, partitions) ON t.id = s.id ` +
+			`WHEN NOT MATCHED THEN INSERT (id, partitions) VALUES (s.id, s.partitions)`,
+		// The UPDATE locks the row until the transaction ends; FINAL TABLE
+		// returns the value it wrote.
+		dialect.PositionAllocate: `SELECT val FROM FINAL TABLE (UPDATE ${position_table} SET val = val + #{count} WHERE id = 1)`,
+		dialect.DatabaseNow:      `SELECT ` + now,
+	})
+	// The counter's new value comes back from the UPDATE itself (FINAL TABLE).
+	delete(st, dialect.PositionAllocated)
+	return st
+}

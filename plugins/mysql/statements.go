@@ -1,0 +1,44 @@
+package mysql
+
+import (
+	"maps"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// statements is ANSI's statement set with the differences of both flavors.
+//
+// The counter is allocated in one locking statement: LAST_INSERT_ID(expr)
+// sets the session's LAST_INSERT_ID to the new value, which
+// PositionAllocated reads back without touching the table again (neither
+// MySQL nor MariaDB has UPDATE … RETURNING). The row stays locked until the
+// transaction ends; a rollback restores it.
+//
+// Seeds use INSERT … ON DUPLICATE KEY UPDATE <key> = <key>, which never
+// changes an existing row and, unlike INSERT IGNORE, lets every other error
+// through. While an open append holds the counter row, the seed of that row
+// waits for it (the duplicate check takes a lock on the existing row).
+//
+// Paging is LIMIT. Leases are computed on the database clock in UTC
+// (UTC_TIMESTAMP(6)), so they do not depend on the session time zone. In
+// HWMAcquire, the affected-row count is the count of changed rows (the
+// driver's default, clientFoundRows=false); a renewal always changes
+// lease_expires_at, the clock having moved by at least a microsecond.
+//
+// CommittedEnd is ANSI's plain SELECT: a consistent, non-locking read in
+// InnoDB, which sees the last committed counter and never waits for an
+// append.
+func statements() map[dialect.StatementID]string {
+	st := dialect.ANSI().Statements
+	dialect.LimitPaging(st)
+	maps.Copy(st, dialect.LeaseStatements(now, now+` + INTERVAL (#{lease_millis} * 1000) MICROSECOND`))
+	maps.Copy(st, map[dialect.StatementID]string{
+		dialect.PartitionSeed:     `INSERT INTO ${partition_metadata_table} (id, partitions) VALUES (1, #{partitions}) ON DUPLICATE KEY UPDATE id = id`,
+		dialect.PositionSeed:      `INSERT INTO ${position_table} (id, val) VALUES (1, 0) ON DUPLICATE KEY UPDATE id = id`,
+		dialect.PositionAllocate:  `UPDATE ${position_table} SET val = LAST_INSERT_ID(val + #{count}) WHERE id = 1`,
+		dialect.PositionAllocated: `SELECT LAST_INSERT_ID()`,
+		dialect.HWMSeed:           `INSERT INTO ${high_water_mark_store_table} (topic_name, high_water_mark, topic_start) VALUES (#{topic}, 0, 0) ON DUPLICATE KEY UPDATE topic_name = topic_name`,
+		dialect.DatabaseNow:       `SELECT ` + now,
+	})
+	return st
+}

@@ -1,0 +1,26 @@
+package sqlite
+
+import (
+	"maps"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// statements is ANSI's statement set with SQLite's differences: INSERT …
+// ON CONFLICT DO NOTHING seeds, LIMIT paging, the counter returning its
+// new value, and the clock as ISO-8601 UTC text.
+func statements() map[dialect.StatementID]string {
+	st := dialect.ANSI().Statements
+	dialect.LimitPaging(st)
+	maps.Copy(st, dialect.LeaseStatements(now, `strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || (#{lease_millis} / 1000.0) || ' seconds')`))
+	// PositionAllocate returns the new value itself.
+	delete(st, dialect.PositionAllocated)
+	maps.Copy(st, map[dialect.StatementID]string{
+		dialect.PartitionSeed:    `INSERT INTO ${partition_metadata_table} (id, partitions) VALUES (1, #{partitions}) ON CONFLICT (id) DO NOTHING`,
+		dialect.PositionSeed:     `INSERT INTO ${position_table} (id, val) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`,
+		dialect.PositionAllocate: `UPDATE ${position_table} SET val = val + #{count} WHERE id = 1 RETURNING val`,
+		dialect.HWMSeed:          `INSERT INTO ${high_water_mark_store_table} (topic_name, high_water_mark, topic_start) VALUES (#{topic}, 0, 0) ON CONFLICT (topic_name) DO NOTHING`,
+		dialect.DatabaseNow:      `SELECT ` + now,
+	})
+	return st
+}
