@@ -39,7 +39,7 @@ var hwmTable = []string{"high_water_mark_store_table"}
 
 var hwmStatements = []StatementSpec{
 	{ID: HWMSeed, Binds: []string{"topic"}, Tables: hwmTable},
-	{ID: HWMRead, Binds: hwmBinds, Tables: hwmTable, Returns: []string{"high_water_mark", "pending_end", "pending_horizon", "lease_owner"}},
+	{ID: HWMRead, Binds: []string{"topic"}, Tables: hwmTable, Returns: []string{"high_water_mark", "pending_end", "pending_horizon", "lease_owner"}},
 	{ID: HWMAcquire, Binds: hwmBinds, Tables: hwmTable},
 	{ID: HWMRelease, Binds: []string{"topic", "owner"}, Tables: hwmTable},
 	{ID: HWMAdvance, Binds: append([]string{"mark"}, hwmBinds...), Tables: hwmTable},
