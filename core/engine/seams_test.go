@@ -177,3 +177,39 @@ func TestSerializesWritersLockAtBegin(t *testing.T) {
 		}
 	}
 }
+
+// TestInsertBindsRowsBySlot: the insert home is not the event store's own.
+// On a table of its own, a first row with an expression binding one more
+// parameter, and rows bound by slot name, each row gets its own values.
+func TestInsertBindsRowsBySlot(t *testing.T) {
+	ctx := context.Background()
+	e, _ := openSQLiteWith(t, sqliteplugin.Catalogue(), sqliteParams)
+	if _, err := e.DB.ExecContext(ctx, `CREATE TABLE rec (a INTEGER, b INTEGER)`); err != nil {
+		t.Fatal(err)
+	}
+	ins := e.NewInsert("record insert", dialect.RowInsert{Head: `INSERT INTO rec (a, b) VALUES `, Row: `(#{a}, #{b})`}, []string{"c", "b", "a"})
+	shape := engine.InsertShape{Variant: "first+c", FirstExprs: map[string]string{"b": "#{b} + #{c}"}}
+	rows := [][]any{{100, 10, 1}, {0, 20, 2}, {0, 30, 3}} // slots: c, b, a
+	if _, err := ins.Exec(ctx, e.DB, shape, rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.DB.QueryContext(ctx, `SELECT a, b FROM rec ORDER BY a`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	want := [][2]int64{{1, 110}, {2, 20}, {3, 30}}
+	i := 0
+	for ; got.Next(); i++ {
+		var a, b int64
+		if err := got.Scan(&a, &b); err != nil {
+			t.Fatal(err)
+		}
+		if i >= len(want) || [2]int64{a, b} != want[i] {
+			t.Errorf("row %d: (%d, %d), want %v", i, a, b, want)
+		}
+	}
+	if i != len(want) {
+		t.Errorf("%d rows, want %d", i, len(want))
+	}
+}
