@@ -15,8 +15,8 @@ package dialect
 //   - #{name} is a bound parameter. The core replaces each occurrence, in
 //     order of appearance, with the dialect's placeholder (see
 //     Identity.Placeholder) and binds the named value there; a name may occur
-//     more than once. The names each statement may use are documented on its
-//     StatementID.
+//     more than once. The names each statement may use are declared by its
+//     StatementSpec (Specs) and checked at load by Validate.
 //
 // `tidemark schema --format template` prints the ${…} placeholders unfilled,
 // which is what a Flyway or Liquibase user feeds to their tool.
