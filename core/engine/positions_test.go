@@ -76,19 +76,19 @@ func TestEveryPositionSequenceCacheOneAtStartup(t *testing.T) {
 }
 
 // TestDeclaredIsolationIsSet: the level a dialect declares per operation is
-// the level of the transactions the core begins for it; undeclared is the
-// driver's default.
+// the level of the transactions the core begins for it (PostgreSQL's
+// default would be read committed for each).
 func TestDeclaredIsolationIsSet(t *testing.T) {
 	db := openPostgres(t)
 	ctx := context.Background()
 	c := postgres.Catalogue()
-	c.Isolation = dialect.Isolation{Append: dialect.IsolationSerializable, HWM: dialect.IsolationRepeatableRead}
+	c.Isolation = dialect.Isolation{Append: dialect.IsolationSerializable, HWM: dialect.IsolationRepeatableRead, Read: dialect.IsolationRepeatableRead}
 	e, err := engine.Open(ctx, db, c, engine.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	for op, want := range map[engine.Operation]string{engine.OpAppend: "serializable", engine.OpHWM: "repeatable read", engine.OpRead: "read committed"} {
+	for op, want := range map[engine.Operation]string{engine.OpAppend: "serializable", engine.OpHWM: "repeatable read", engine.OpRead: "repeatable read"} {
 		tx, err := e.BeginTx(ctx, op)
 		if err != nil {
 			t.Fatal(err)
@@ -111,5 +111,10 @@ func TestDeclaredIsolationIsSet(t *testing.T) {
 		eventstore.Stream{AggregateType: "t.A", AggregateID: "a-2", Events: one},
 	); err != nil {
 		t.Fatal(err)
+	}
+	// A read with a declared level reads every event table in one
+	// transaction at that level.
+	if got, err := s.ReadUpTo(ctx, 0, 100, 100); err != nil || len(got) != 2 {
+		t.Fatalf("read %d events (%v), want 2", len(got), err)
 	}
 }
