@@ -43,7 +43,7 @@ func FeaturesOf(cat dialect.Catalogue) Features {
 		InstantDigits:       cat.Facts.InstantDigits,
 		MaxIdentifierLength: cat.Identity.MaxIdentifierLength,
 		CounterPositions:    cat.Positions == dialect.CounterRow,
-		OneStatementAppend:  cat.EventInsert.ReturnsPositions && cat.EventInsert.NextSequence != "",
+		OneStatementAppend:  cat.Positions == dialect.SequenceXIDHorizon && cat.EventInsert.NextSequence != "", // the sequence strategy draws positions in the insert
 		SkipLocked:          cat.Locks.SkipLocked,
 	}
 }

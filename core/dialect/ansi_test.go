@@ -92,8 +92,8 @@ func TestANSIUsesOnlyDocumentedNames(t *testing.T) {
 	if got := binds(c.EventInsert.Row); !reflect.DeepEqual(got, cols) {
 		t.Errorf("event insert row binds %v, want the event columns %v", got, cols)
 	}
-	if !strings.Contains(ins, "("+dialect.EventColumns+")") || c.EventInsert.ReturnsPositions {
-		t.Errorf("event insert: %q (returns positions %v)", ins, c.EventInsert.ReturnsPositions)
+	if !strings.Contains(ins, "("+dialect.EventColumns+")") || c.EventInsert.Tail != "" {
+		t.Errorf("event insert: %q (want no tail: a counter insert returns nothing)", ins)
 	}
 	for _, q := range []string{c.Introspection.TableExists, c.Introspection.Columns} {
 		if got := binds(q); !reflect.DeepEqual(got, []string{"table"}) {
@@ -137,17 +137,13 @@ func TestANSIIsIncompleteUntilTheAuthorFillsIt(t *testing.T) {
 		t.Errorf("ANSI has an index query; the standard has no index view")
 	}
 	if _, err := dialect.InProcess(context.Background(), &dialect.Base{Catalogue: c}); err == nil ||
-		!strings.Contains(err.Error(), "no Identity.Name") {
+		!strings.Contains(err.Error(), "identity: name: empty") {
 		t.Errorf("loading ANSI() without a name: %v, want a missing-name error", err)
 	}
 
 	// Filled in, it validates.
 	c.Identity.Name = "ansi-test"
-	ddl := map[string][]string{}
-	for _, s := range std {
-		ddl[s.Name] = []string{"CREATE TABLE IF NOT EXISTS x (id INT)"}
-	}
-	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl)
+	fillForLoad(&c)
 	if err := engine.Validate(&c); err != nil {
 		t.Errorf("Validate after filling the scripts: %v", err)
 	}
@@ -170,6 +166,7 @@ func TestBaseDescribesItsCatalogue(t *testing.T) {
 	c := dialect.ANSI()
 	c.Identity.Name = "base-test"
 	c.Statements[dialect.EventRange] = "SELECT 1"
+	fillForLoad(&c)
 	l, err := dialect.InProcess(context.Background(), &dialect.Base{Catalogue: c})
 	if err != nil {
 		t.Fatal(err)
@@ -185,4 +182,18 @@ func TestBaseDescribesItsCatalogue(t *testing.T) {
 	if err != nil || resp.Catalogue.Identity.Name != "base-test" {
 		t.Errorf("embedded Base: %+v, %v", resp.Catalogue.Identity, err)
 	}
+}
+
+// fillForLoad fills what ANSI() leaves to the author, so the catalogue
+// passes (*Catalogue).Validate: identity, DDL, the index query and a
+// duplicate-event-id rule.
+func fillForLoad(c *dialect.Catalogue) {
+	c.Identity.Version, c.Identity.DriverName, c.Identity.DSNHint = "0.0.1", "testdb", "test://"
+	ddl := map[string][]string{}
+	for _, s := range dialect.StandardScripts(dialect.ObjectTable) {
+		ddl[s.Name] = []string{"CREATE TABLE IF NOT EXISTS x (id INT)"}
+	}
+	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl)
+	c.Introspection.Indexes = "SELECT 1 WHERE 1 = #{table}"
+	c.Errors = append([]dialect.ErrorRule{{Class: dialect.ErrDuplicateEventID, SQLState: "23505", ConstraintPattern: "^pk_"}}, c.Errors...)
 }

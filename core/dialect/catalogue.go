@@ -17,25 +17,28 @@ import "time"
 //   - #{name} is a bound parameter. The core replaces each occurrence, in
 //     order of appearance, with the dialect's placeholder (see
 //     Identity.Placeholder) and binds the named value there; a name may occur
-//     more than once. The names each statement may use are documented on its
-//     StatementID.
+//     more than once. The names each statement may use are declared by its
+//     StatementSpec (Specs) and checked at load by Validate.
 //
 // `tidemark schema --format template` prints the ${…} placeholders unfilled,
 // which is what a Flyway or Liquibase user feeds to their tool.
 type Catalogue struct {
-	Identity  Identity         `json:"identity"`
+	Identity Identity `json:"identity"`
+	// Positions is the position strategy, chosen once at engine.Open for
+	// every position object (see PositionSettings for its settings).
 	Positions PositionStrategy `json:"positions"`
-	// AllocatedInResult, for CounterRow, says the driver reports the value
-	// PositionAllocate set as the statement result's LastInsertId (MySQL's
-	// LAST_INSERT_ID(expr)), so the core reads it without another round trip
-	// inside the locked section; PositionAllocated remains the fallback.
-	AllocatedInResult bool                   `json:"allocated_in_result,omitempty"`
-	Scripts           []Script               `json:"scripts"`
-	Statements        map[StatementID]string `json:"statements"`
+	// PositionSettings are every setting of the position strategy, in one
+	// place: how a counter is locked and read back.
+	PositionSettings PositionSettings       `json:"position_settings"`
+	Scripts          []Script               `json:"scripts"`
+	Statements       map[StatementID]string `json:"statements"`
 	// EventInsert is the append statement, assembled by the core as
 	// Head + Row + ", " + Row … + Tail for a batch of rows.
-	EventInsert   RowInsert        `json:"event_insert"`
-	Locks         LockForms        `json:"locks"`
+	EventInsert RowInsert `json:"event_insert"`
+	Locks       LockForms `json:"locks"`
+	// Isolation is the isolation level the core asks for, per operation,
+	// when it begins a transaction of its own.
+	Isolation     Isolation        `json:"isolation"`
 	Errors        []ErrorRule      `json:"errors"`
 	Introspection Introspection    `json:"introspection"`
 	QueryColumns  QueryColumnTypes `json:"query_columns"`
@@ -292,6 +295,70 @@ const (
 	CounterRow PositionStrategy = "COUNTER_ROW"
 )
 
+// PositionSettings gathers the settings of the position strategy. The
+// core's position seam (engine.Positions) is the only reader.
+type PositionSettings struct {
+	// CounterLock is how a CounterRow append takes the counter row.
+	CounterLock CounterLock `json:"counter_lock,omitempty"`
+	// AllocateFirst makes a CounterRow append take the counter before it
+	// reads anything (the stream versions), instead of as late as possible:
+	// for engines where a reader of the event table can deadlock with the
+	// counter's holder inserting into it (HSQLDB). (Contract 2:
+	// locks.counter_first.)
+	AllocateFirst bool `json:"allocate_first,omitempty"`
+	// AllocatedInResult, for CounterRow, says the driver reports the value
+	// PositionAllocate set as the statement result's LastInsertId (MySQL's
+	// LAST_INSERT_ID(expr)), so the core reads it without another round trip
+	// inside the locked section; PositionAllocated remains the fallback.
+	AllocatedInResult bool `json:"allocated_in_result,omitempty"`
+}
+
+// CounterLock is how a CounterRow append locks the counter row.
+type CounterLock string
+
+// Counter lock forms.
+const (
+	// CounterLockUpdate (the default): PositionAllocate's UPDATE is the lock;
+	// a concurrent append waits on it and then adds to the committed value
+	// (every first-committer or locking engine: MySQL, H2, SQL Server, …).
+	CounterLockUpdate CounterLock = ""
+	// CounterLockFirst: PositionLock takes the row lock first, then
+	// PositionAllocate adds. For first-updater-wins engines (Firebird),
+	// where an UPDATE that waited for a holder who then committed fails with
+	// an update conflict: the lock statement is the one that waits.
+	CounterLockFirst CounterLock = "lock_first"
+)
+
+// IsolationLevel is a transaction isolation level the core asks the driver
+// for (database/sql's TxOptions). Empty is the driver's default.
+type IsolationLevel string
+
+// Isolation levels.
+const (
+	IsolationDefault         IsolationLevel = ""
+	IsolationReadUncommitted IsolationLevel = "read_uncommitted"
+	IsolationReadCommitted   IsolationLevel = "read_committed"
+	IsolationRepeatableRead  IsolationLevel = "repeatable_read"
+	IsolationSnapshot        IsolationLevel = "snapshot"
+	IsolationSerializable    IsolationLevel = "serializable"
+)
+
+// Isolation is the isolation level per operation of the core. Each applies
+// to the transactions the core begins itself (not to a caller's *sql.Tx,
+// as in AppendTx). Empty levels leave the driver's default, which is what
+// every built-in relies on today; a dialect whose counter or horizon is
+// right only at one level declares it (Firebird: read_committed, where the
+// default SNAPSHOT makes every counter retry conflict again).
+type Isolation struct {
+	// Append is the level of an append's own transaction.
+	Append IsolationLevel `json:"append,omitempty"`
+	// HWM is the level of the high-water-mark advancer's transactions.
+	HWM IsolationLevel `json:"hwm,omitempty"`
+	// Read is the level of read transactions the core begins (reads that
+	// must see one snapshot across several statements).
+	Read IsolationLevel `json:"read,omitempty"`
+}
+
 // Area groups scripts the way the spec's modules do; each area has its own
 // table prefix and its own schema switch.
 type Area string
@@ -339,22 +406,28 @@ const (
 	ObjectSequence ObjectKind = "sequence"
 )
 
-// RowInsert is a multi-row INSERT assembled by the core.
+// RowInsert is a multi-row INSERT assembled by the core (engine.Insert).
+//
+// Under SequenceXIDHorizon the database draws the positions in the insert:
+// Row must not bind #{global_position} and the statement returns one row
+// per inserted event, (global_position, sequence_no), in insert order.
+// Under CounterRow the core binds #{global_position} and reads no rows.
+// (Contract 2 said so with returns_positions.)
 type RowInsert struct {
 	Head string `json:"head"` // "INSERT INTO ${event_store_table} (…) VALUES "
 	Row  string `json:"row"`  // "(#{id}, #{aggregate_id}, …)"
 	Tail string `json:"tail"` // e.g. " RETURNING global_position", or ""
-	// ReturnsPositions is true when the statement returns one row per
-	// inserted event, (global_position, sequence_no), in insert order (used
-	// by SequenceXIDHorizon, where the database draws the position).
-	ReturnsPositions bool `json:"returns_positions"`
+	// MaxRows is the most rows one statement may carry; 0 means no limit
+	// besides the core's own (500) and Identity.MaxBindParameters. 1 is the
+	// single-row mode, for engines without multi-row VALUES (Firebird 3).
+	MaxRows int `json:"max_rows,omitempty"`
 	// NextSequence, optional, is an SQL expression the core puts in place of
 	// #{sequence_no} when appending with no expected version: the stream's
 	// next sequence number computed by the database in the same statement,
 	// binding #{aggregate_id} and #{sequence_offset} (1 for the first event).
 	// Both expressions read the stream of #{aggregate_type} only (an id
 	// another type holds in a shared table is not this stream).
-	// With ReturnsPositions it lets a single-stream append be one
+	// Where the insert draws positions it lets a single-stream append be one
 	// autocommit statement: no transaction round trips, no version read.
 	NextSequence string `json:"next_sequence,omitempty"`
 	// CheckedSequence, optional, is an SQL expression the core puts in place
@@ -363,7 +436,8 @@ type RowInsert struct {
 	// (-1 for none) is #{expected_version}, and NULL otherwise, so the NOT
 	// NULL constraint refuses the insert (an ErrNotNullViolation rule must
 	// classify it) and the core reports a conflict with the actual version.
-	// With ReturnsPositions an exact-version append is then one statement.
+	// Where the insert draws positions an exact-version append is then one
+	// statement.
 	CheckedSequence string `json:"checked_sequence,omitempty"`
 }
 
@@ -390,17 +464,15 @@ type LockForms struct {
 	// UTC).
 	Now string `json:"now"`
 	// SerializesWriters is true when the engine allows one writing
-	// transaction at a time (SQLite): the core then takes the write lock at
-	// BEGIN so concurrent writers queue instead of failing.
+	// transaction at a time (SQLite). The core then queues its own appends
+	// on one in-process mutex per store, so they never meet in the engine's
+	// busy handler. It takes no database lock itself: that a transaction
+	// holds the write lock from BEGIN (so writers of other processes queue
+	// instead of failing with a stale snapshot) is the driver's, set in the
+	// DSN the dialect's DSNHint shows (modernc.org/sqlite: _txlock=immediate;
+	// engine tests prove both sides). Contract 2 also had begin_write, a
+	// BEGIN statement no code ran: removed.
 	SerializesWriters bool `json:"serializes_writers"`
-	// CounterFirst makes a CounterRow append take the counter before it reads
-	// anything (the stream versions), instead of as late as possible: for
-	// engines where a reader of the event table can deadlock with the
-	// counter's holder inserting into it (HSQLDB).
-	CounterFirst bool `json:"counter_first,omitempty"`
-	// BeginWrite, when set, is the statement that starts a writing
-	// transaction instead of database/sql's BeginTx (e.g. "BEGIN IMMEDIATE").
-	BeginWrite string `json:"begin_write,omitempty"`
 }
 
 // ErrorClass is the core's classification of a database error.

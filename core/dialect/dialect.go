@@ -22,7 +22,14 @@ import "context"
 //
 // 2: event.stream_version returns (sequence_no, aggregate_type) of the id's
 // last row, no row for an empty stream (was MAX(sequence_no)).
-const ContractVersion = 2
+//
+// 3: the position settings in one struct, position_settings (was
+// allocated_in_result, locks.counter_first, event_insert.returns_positions,
+// the last now implied by the strategy), with a counter lock form
+// (position.lock); event_insert.max_rows; isolation per operation;
+// locks.begin_write removed (nothing ran it); every template checked at
+// load against its statement's spec.
+const ContractVersion = 3
 
 // Dialect is what a plugin author implements. Every method has the shape
 // (ctx, Request) (Response, error) so the contract can grow by adding fields

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -299,14 +300,17 @@ func InProcess(ctx context.Context, d Dialect) (*Loaded, error) {
 	return &Loaded{Catalogue: resp.Catalogue, Dialect: d}, nil
 }
 
-// validateCatalogue checks what Load can check without a database: the
-// contract version and, when the caller asked for a name, the identity.
+// validateCatalogue runs (*Catalogue).Validate on what a plugin described
+// and, when the caller asked for a name, checks the identity. A contract
+// version error names the plugin's path.
 func validateCatalogue(c *Catalogue, where, wantName string) error {
-	if v := c.Identity.ContractVersion; v != ContractVersion {
-		return &ContractVersionError{Path: where, Host: ContractVersion, Plugin: v}
-	}
-	if c.Identity.Name == "" {
-		return fmt.Errorf("dialect plugin %s: catalogue has no Identity.Name", where)
+	if err := c.Validate(); err != nil {
+		var cv *ContractVersionError
+		if errors.As(err, &cv) {
+			cv.Path = where
+			return cv
+		}
+		return fmt.Errorf("dialect plugin %s: %w", where, err)
 	}
 	if wantName != "" && c.Identity.Name != wantName {
 		return fmt.Errorf("dialect plugin %s: asked for dialect %q, the plugin describes %q", where, wantName, c.Identity.Name)

@@ -9,7 +9,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
@@ -43,6 +42,8 @@ type Engine struct {
 	Names      *schema.Names
 	Errors     *sqlerr.Classifier
 	Partitions int
+	// Positions is the position seam of the dialect's strategy.
+	Positions Positions
 
 	mu       sync.Mutex
 	compiled map[string]dialect.Compiled
@@ -85,53 +86,15 @@ var ErrSequenceCache = errors.New("position sequence cache is not 1")
 // Unwrap makes errors.Is(err, ErrSequenceCache) hold.
 func (e *SequenceCacheError) Unwrap() error { return ErrSequenceCache }
 
-// Validate checks that a catalogue carries what the core needs.
-func Validate(cat *dialect.Catalogue) error {
-	var missing []string
-	for _, id := range dialect.RequiredStatements(cat.Positions) {
-		if strings.TrimSpace(cat.Statements[id]) == "" {
-			missing = append(missing, string(id))
-		}
-	}
-	if cat.Positions != dialect.SequenceXIDHorizon && cat.Positions != dialect.CounterRow {
-		missing = append(missing, "positions (unknown strategy "+string(cat.Positions)+")")
-	}
-	if cat.EventInsert.Head == "" || cat.EventInsert.Row == "" {
-		missing = append(missing, "event_insert")
-	}
-	for _, sc := range cat.Scripts {
-		if len(sc.Statements) == 0 {
-			missing = append(missing, "script "+sc.Name)
-		}
-	}
-	if len(cat.Scripts) == 0 {
-		missing = append(missing, "scripts")
-	}
-	if cat.Introspection.TableExists == "" {
-		missing = append(missing, "introspection.table_exists")
-	}
-	if (cat.SchemaLock.Acquire == "") != (cat.SchemaLock.Release == "") {
-		missing = append(missing, "schema_lock (acquire and release go together)")
-	}
-	switch cat.Naming.IndexScope {
-	case dialect.IndexScopeRelations, dialect.IndexScopeSchema, dialect.IndexScopeTable:
-	default:
-		missing = append(missing, "naming.index_scope (unknown scope "+string(cat.Naming.IndexScope)+")")
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("dialect %s: catalogue incomplete: %s", cat.Identity.Name, strings.Join(missing, ", "))
-	}
-	if cat.Identity.ContractVersion != dialect.ContractVersion {
-		return fmt.Errorf("dialect %s speaks contract %d, this core speaks %d", cat.Identity.Name, cat.Identity.ContractVersion, dialect.ContractVersion)
-	}
-	return nil
-}
+// Validate is cat.Validate(), the one catalogue check (kept for callers
+// of the engine package).
+func Validate(cat *dialect.Catalogue) error { return cat.Validate() }
 
 // Open binds cat to db: resolves names, creates the schema of every area
 // whose mode is Always (verifies the others), seeds the core's own rows and
 // checks the partition count and position sequences.
 func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*Engine, error) {
-	if err := Validate(&cat); err != nil {
+	if err := cat.Validate(); err != nil {
 		return nil, err
 	}
 	names, err := schema.Resolve(cfg.Names)
@@ -144,6 +107,9 @@ func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*
 	}
 	e := &Engine{DB: db, Cat: &cat, Names: names, Errors: classifier, Partitions: cfg.Partitions,
 		compiled: map[string]dialect.Compiled{}, prepared: map[string]*sql.Stmt{}}
+	if e.Positions, err = newPositions(e); err != nil {
+		return nil, err
+	}
 	if e.Partitions == 0 {
 		e.Partitions = DefaultPartitions
 	}
@@ -208,66 +174,15 @@ func (e *Engine) seedExec(ctx context.Context, q Querier, id dialect.StatementID
 	}
 }
 
-// seed inserts the rows the core owns (never overwriting) and verifies them.
+// seed inserts the rows the core owns (never overwriting) and verifies
+// them, each through its owner: the partition metadata, the position
+// objects (the position seam), the event store's mark row.
 func (e *Engine) seed(ctx context.Context, q Querier, cfg Config) error {
-	if err := e.seedExec(ctx, q, dialect.PartitionSeed, nil, map[string]any{"partitions": e.Partitions}); err != nil {
-		return fmt.Errorf("seeding partition metadata: %w", err)
+	if err := e.seedPartitions(ctx, q); err != nil {
+		return err
 	}
-	var persisted int
-	if err := e.QueryRow(ctx, q, dialect.PartitionRead, nil, nil).Scan(&persisted); err != nil {
-		return fmt.Errorf("reading partition metadata: %w", err)
+	if err := e.preparePositions(ctx, q, cfg); err != nil {
+		return err
 	}
-	if persisted != e.Partitions {
-		return &PartitionMismatchError{Table: e.Names.Shared["partition_metadata_table"], Persisted: persisted, Configured: e.Partitions}
-	}
-	for _, pos := range []string{"event_store_global_position_table", "event_capture_global_position_table"} {
-		tables := map[string]string{"position_table": e.Names.Shared[pos]}
-		switch e.Cat.Positions {
-		case dialect.CounterRow:
-			if err := e.seedExec(ctx, q, dialect.PositionSeed, tables, nil); err != nil {
-				return fmt.Errorf("seeding %s: %w", tables["position_table"], err)
-			}
-		case dialect.SequenceXIDHorizon:
-			fix := cfg.Modes[dialect.AreaEventSourcing] != schema.Never
-			if pos == "event_capture_global_position_table" {
-				fix = cfg.Modes[dialect.AreaMessaging] != schema.Never
-			}
-			if err := e.checkSequenceCache(ctx, q, tables, fix); err != nil && fix {
-				return err
-			}
-		}
-	}
-	if err := e.seedExec(ctx, q, dialect.HWMSeed, nil, map[string]any{"topic": EventStoreTopic}); err != nil {
-		return fmt.Errorf("seeding high-water mark: %w", err)
-	}
-	return nil
-}
-
-// CheckSequenceCache returns a *SequenceCacheError when the event store's
-// position sequence is not CACHE 1 (SequenceXIDHorizon dialects only).
-func (e *Engine) CheckSequenceCache(ctx context.Context) error {
-	if e.Cat.Positions != dialect.SequenceXIDHorizon {
-		return nil
-	}
-	return e.checkSequenceCache(ctx, e.DB, map[string]string{"position_table": e.Names.Shared["event_store_global_position_table"]}, false)
-}
-
-// checkSequenceCache reads the cache size and, when fix is set, runs the
-// ALTER only if it is not already 1 (ALTER SEQUENCE rewrites the sequence and
-// discards other sessions' cached values).
-func (e *Engine) checkSequenceCache(ctx context.Context, q Querier, tables map[string]string, fix bool) error {
-	var size sql.NullInt64
-	if err := e.QueryRow(ctx, q, dialect.PositionCacheSize, tables, nil).Scan(&size); err != nil {
-		return fmt.Errorf("reading cache size of %s: %w", tables["position_table"], err)
-	}
-	if size.Valid && size.Int64 == 1 {
-		return nil
-	}
-	if !fix {
-		return &SequenceCacheError{Sequence: tables["position_table"], Cache: size.Int64}
-	}
-	if _, err := e.Exec(ctx, q, dialect.PositionFixCache, tables, nil); err != nil {
-		return fmt.Errorf("setting %s to CACHE 1: %w", tables["position_table"], err)
-	}
-	return nil
+	return e.SeedMark(ctx, q, EventStoreTopic)
 }

@@ -225,7 +225,14 @@ func (e *Engine) Query(ctx context.Context, q Querier, id dialect.StatementID, t
 	if err != nil {
 		return nil, err
 	}
+	return e.query(ctx, q, s, a)
+}
+
+// query runs s on q, prepared where it can be (see Exec), once more when a
+// schema change invalidated the prepared statement; the error is classified.
+func (e *Engine) query(ctx context.Context, q Querier, s string, a []any) (*sql.Rows, error) {
 	var rows *sql.Rows
+	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		st := e.stmtOn(ctx, q, s)
 		if st == nil {

@@ -5,17 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
+
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
 )
-
-// insertChunk bounds the rows of one INSERT (bind-parameter limits).
-const insertChunk = 500
 
 // anyRetries bounds internal retries of an Any append that lost a race.
 const anyRetries = 16
@@ -43,7 +40,8 @@ func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error)
 	if s.e.Cat.Locks.SerializesWriters {
 		// The engine runs one writing transaction at a time (SQLite): queue
 		// this process's appends here instead of in the engine's busy
-		// handler, which sleeps and retries.
+		// handler, which sleeps and retries. (The lock at BEGIN, against
+		// other processes, is the driver's: see LockForms.SerializesWriters.)
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 	}
@@ -73,7 +71,7 @@ func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error)
 // the process, and a waiting append costs a mutex handoff instead of a
 // database lock wait. Everything before (begin, version reads) overlaps.
 func (s *Store) appendInTx(ctx context.Context, streams []Stream) (Appended, error) {
-	tx, err := s.e.DB.BeginTx(ctx, nil)
+	tx, err := s.e.BeginTx(ctx, engine.OpAppend)
 	if err != nil {
 		return Appended{}, err
 	}
@@ -84,7 +82,7 @@ func (s *Store) appendInTx(ctx context.Context, streams []Stream) (Appended, err
 		}
 	}()
 	var beforeLock func()
-	if s.e.Cat.Positions == dialect.CounterRow && !s.e.Cat.Locks.SerializesWriters {
+	if s.e.Positions.Queues() && !s.e.Cat.Locks.SerializesWriters {
 		beforeLock = func() { s.counterMu.Lock(); locked = true }
 	}
 	res, err := s.append(ctx, tx, streams, false, beforeLock)
@@ -120,8 +118,11 @@ func streamKey(t, id string) string { return t + "/" + id }
 // INSERT: one stream, one chunk, positions and sequence numbers returned by
 // the insert, and an expectation the statement itself can enforce.
 func (s *Store) oneStatement(streams []Stream) bool {
-	ins := s.e.Cat.EventInsert
-	if !ins.ReturnsPositions || len(streams) != 1 || len(streams[0].Events) > s.chunk() {
+	if !s.e.Positions.DrawnByInsert() || len(streams) != 1 {
+		return false
+	}
+	// One statement: at most one chunk of the widest shape the stream can take.
+	if len(streams[0].Events) > s.events.MaxRows(s.shape(row{computed: true, checked: true})) {
 		return false
 	}
 	switch streams[0].Expected {
@@ -131,34 +132,16 @@ func (s *Store) oneStatement(streams []Stream) bool {
 	return true
 }
 
-// execer is a *sql.Tx, or the *sql.DB for a one-statement append.
-type execer interface {
-	queryer
-	StmtContext(ctx context.Context, st *sql.Stmt) *sql.Stmt
-}
-
-type dbExecer struct{ *sql.DB }
-
-func (dbExecer) StmtContext(_ context.Context, st *sql.Stmt) *sql.Stmt { return st }
-
 // append does the work of an append on q. beforeLock, when set, runs right
 // before the position counter is taken.
 func (s *Store) append(ctx context.Context, q queryer, streams []Stream, precheck bool, beforeLock func()) (Appended, error) {
-	var tx execer
-	switch x := q.(type) {
-	case *sql.Tx:
-		tx = x
-	case *sql.DB:
-		tx = dbExecer{x}
-	default:
-		return Appended{}, fmt.Errorf("append on %T", q)
-	}
+	tx := q
 	res := Appended{Versions: map[string]int64{}}
 	// Where the dialect asks for it, take the counter before any read of the
 	// append, so a reader of the event table never waits for the counter
 	// while the counter's holder waits to insert into that table.
 	counterEnd, counterTaken := int64(0), false
-	if s.e.Cat.Positions == dialect.CounterRow && s.e.Cat.Locks.CounterFirst {
+	if s.e.Positions.AllocateFirst() {
 		total := 0
 		for _, st := range streams {
 			total += len(st.Events)
@@ -195,7 +178,7 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			// The insert itself checks the version (its first row's
 			// sequence number is NULL unless the stream is at exact).
 			seq, checked = exact, true
-		case !precheck && st.Expected == Any && len(st.Events) == 1 && s.e.Cat.EventInsert.NextSequence != "" && s.e.Cat.EventInsert.ReturnsPositions:
+		case !precheck && st.Expected == Any && len(st.Events) == 1 && s.e.Cat.EventInsert.NextSequence != "" && s.e.Positions.DrawnByInsert():
 			// One event: the database computes its sequence number in the
 			// insert. (For a batch, one read of the version is cheaper than a
 			// subquery per row.)
@@ -264,7 +247,7 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 	}
 	res.Positions = make([]int64, len(rows))
 	// Lock the counter as late as possible: after every read of the append.
-	if s.e.Cat.Positions == dialect.CounterRow {
+	if !s.e.Positions.DrawnByInsert() {
 		end := counterEnd
 		if !counterTaken {
 			if beforeLock != nil {
@@ -282,8 +265,8 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		}
 	}
 	// One multi-row INSERT per table and chunk, in append order.
-	chunk := s.chunk()
 	for start := 0; start < len(rows); {
+		chunk := s.events.MaxRows(s.shape(rows[start]))
 		end := start + 1
 		// A chunk shares one table and one row shape: a row whose sequence
 		// number the database checks starts a chunk of its own.
@@ -291,7 +274,7 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			!rows[end].checked && rows[end].computed == rows[start].computed {
 			end++
 		}
-		if err := s.insert(ctx, tx, rows[start:end], res); err != nil {
+		if err := s.insertRows(ctx, tx, rows[start:end], res); err != nil {
 			return res, s.translate(ctx, err, streams, rows[start].table)
 		}
 		start = end
@@ -299,44 +282,12 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 	return res, nil
 }
 
-// chunk is the most rows one insert carries: insertChunk, or fewer where
-// the dialect limits bind parameters per statement.
-func (s *Store) chunk() int {
-	if max := s.e.Cat.Identity.MaxBindParameters; max > 0 {
-		// A row binds sequence_no or sequence_offset, not both, and only a
-		// first row binds expected_version (plus aggregate_id once more).
-		return min(insertChunk, (max-2)/(nParams-2))
-	}
-	return insertChunk
-}
-
 func (s *Store) allocate(ctx context.Context, tx queryer, n int) (int64, error) {
-	tables := map[string]string{"position_table": s.e.Names.Shared["event_store_global_position_table"]}
-	args := map[string]any{"count": n}
-	var end int64
-	if !s.e.Has(dialect.PositionAllocated) {
-		if err := s.e.QueryRow(ctx, tx, dialect.PositionAllocate, tables, args).Scan(&end); err != nil {
-			return 0, fmt.Errorf("allocating positions: %w", err)
-		}
-		return end, nil
-	}
-	r, err := s.e.Exec(ctx, tx, dialect.PositionAllocate, tables, args)
-	if err != nil {
-		return 0, fmt.Errorf("allocating positions: %w", err)
-	}
-	if s.e.Cat.AllocatedInResult {
-		if end, err := r.LastInsertId(); err == nil && end > 0 {
-			return end, nil
-		}
-	}
-	if err := s.e.QueryRow(ctx, tx, dialect.PositionAllocated, tables, args).Scan(&end); err != nil {
-		return 0, fmt.Errorf("reading allocated positions: %w", err)
-	}
-	return end, nil
+	return s.e.Positions.Allocate(ctx, tx, s.e.Names.Shared[engine.EventStorePositions.Placeholder], n)
 }
 
 // The event insert's bind parameters, by name and by slot in row.vals.
-var rowParams = []string{"id", "aggregate_id", "aggregate_type", "sequence_no", "sequence_offset", "event_type", "event_revision", "payload", "metadata", "occurred_at", "partition_key", "global_position", "expected_version"}
+var rowParams = dialect.EventInsertBinds
 
 const (
 	pID = iota
@@ -355,87 +306,43 @@ const (
 	nParams
 )
 
-// compiledInsert is a multi-row insert with each bind's slot in row.vals.
-type compiledInsert struct {
-	dialect.Compiled
-	slots []int // each bind's slot in row.vals
-	rows  []int // each bind's row in the chunk
-	key   string
-}
+// The insert's shapes: which expressions replace #{sequence_no}.
+const (
+	variantPlain    = "plain"
+	variantComputed = "computed" // NextSequence in every row
+	variantChecked  = "checked"  // CheckedSequence in the first row
+	variantBoth     = "computed+checked"
+)
 
-func (s *Store) insert(ctx context.Context, tx execer, rows []row, res Appended) error {
+// shape is the insert shape of a chunk starting with r.
+func (s *Store) shape(r row) engine.InsertShape {
 	ins := s.e.Cat.EventInsert
-	row := ins.Row
-	if rows[0].computed {
-		row = strings.Replace(row, "#{sequence_no}", ins.NextSequence, 1)
+	sh := engine.InsertShape{Tables: map[string]string{"event_store_table": r.table}, Variant: variantPlain}
+	if r.computed {
+		sh.Exprs, sh.Variant = map[string]string{"sequence_no": ins.NextSequence}, variantComputed
 	}
-	first := row
-	if rows[0].checked {
-		first = strings.Replace(row, "#{sequence_no}", ins.CheckedSequence, 1)
-	}
-	key := insertKey{rows[0].table, len(rows), rows[0].computed, rows[0].checked}
-	c, ok := s.inserts.Load(key)
-	if !ok {
-		tmpl := ins.Head + first + strings.Repeat(", "+row, len(rows)-1) + ins.Tail
-		compiled, err := s.e.CompileText(tmpl, map[string]string{"event_store_table": rows[0].table})
-		if err != nil {
-			return err
+	if r.checked {
+		sh.FirstExprs, sh.Variant = map[string]string{"sequence_no": ins.CheckedSequence}, variantChecked
+		if r.computed {
+			sh.Variant = variantBoth
 		}
-		ci := &compiledInsert{Compiled: compiled, key: fmt.Sprintf("insert|%s|%d|%v|%v", key.table, key.rows, key.computed, key.checked)}
-		// Which row each bind belongs to: rows are laid out one after the
-		// other, the first possibly with more binds than the rest.
-		firstBinds := len(dialect.Compile(first, dialect.PlaceholderQuestion).Params)
-		restBinds := len(dialect.Compile(row, dialect.PlaceholderQuestion).Params)
-		for i, p := range compiled.Params {
-			slot := slices.Index(rowParams, p)
-			if slot < 0 {
-				return fmt.Errorf("event insert parameter #{%s} is not one of %v", p, rowParams)
-			}
-			r := 0
-			if j := i - len(dialect.Compile(ins.Head, dialect.PlaceholderQuestion).Params) - firstBinds; j >= 0 {
-				r = 1 + j/restBinds
-			}
-			ci.slots = append(ci.slots, slot)
-			ci.rows = append(ci.rows, r)
-		}
-		c, _ = s.inserts.LoadOrStore(key, ci)
 	}
-	return s.runInsert(ctx, tx, rows, res, c.(*compiledInsert))
+	return sh
 }
 
-// insertKey identifies a compiled multi-row insert.
-type insertKey struct {
-	table    string
-	rows     int
-	computed bool
-	checked  bool
-}
-
-func (s *Store) runInsert(ctx context.Context, tx execer, rows []row, res Appended, c *compiledInsert) error {
-	ins := s.e.Cat.EventInsert
-	args := make([]any, len(c.slots))
-	for i, slot := range c.slots {
-		args[i] = rows[c.rows[i]].vals[slot]
+// insertRows runs one chunk of rows (one table, one shape) through the
+// engine's insert.
+func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appended) error {
+	vals := make([][]any, len(rows))
+	for i := range rows {
+		vals[i] = rows[i].vals[:]
 	}
-	if !ins.ReturnsPositions {
-		for attempt := 0; ; attempt++ {
-			st, err := s.e.Prepared(ctx, c.key, c.SQL)
-			if err != nil {
-				return err
-			}
-			_, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-			// A statement invalidated by a schema change did not run:
-			// once more, freshly prepared (engine.Forget).
-			if attempt > 0 || !s.e.Forget(c.key, err) {
-				return err
-			}
-		}
-	}
-	st, err := s.e.Prepared(ctx, c.key, c.SQL)
-	if err != nil {
+	shape := s.shape(rows[0])
+	if !s.e.Positions.DrawnByInsert() {
+		_, err := s.events.Exec(ctx, tx, shape, vals)
 		return err
 	}
-	rs, err := tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	rs, err := s.events.Query(ctx, tx, shape, vals)
 	if err != nil {
 		return err
 	}

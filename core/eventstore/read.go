@@ -31,16 +31,11 @@ func (s *Store) Mark(ctx context.Context) (int64, error) {
 	return ReadMark(ctx, s.e, engine.EventStoreTopic)
 }
 
-// ReadMark reads a topic's high-water mark.
+// ReadMark reads a topic's high-water mark (through the engine's one
+// reader of the mark row).
 func ReadMark(ctx context.Context, e *engine.Engine, topic string) (int64, error) {
-	var mark int64
-	var pendingEnd, pendingHorizon sql.NullInt64
-	var owner sql.NullString
-	err := e.QueryRow(ctx, e.DB, dialect.HWMRead, nil, map[string]any{"topic": topic}).Scan(&mark, &pendingEnd, &pendingHorizon, &owner)
-	if err != nil {
-		return 0, fmt.Errorf("reading high-water mark of %s: %w", topic, err)
-	}
-	return mark, nil
+	r, err := e.ReadMarkRow(ctx, e.DB, topic)
+	return r.Mark, err
 }
 
 // ReadAll reads up to limit events of every event table with global position
@@ -90,29 +85,21 @@ func (s *Store) readRangeRaw(ctx context.Context, partition int, after, upto int
 		id = dialect.EventPartitionRange
 		args["partition"] = partition
 	}
+	var q queryer = s.e.DB
+	if s.e.Cat.Isolation.Read != "" {
+		// A declared read level: every table is read in one transaction.
+		tx, err := s.e.BeginTx(ctx, engine.OpRead)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = tx.Rollback() }() // read-only work: nothing to keep
+		q = tx
+	}
 	var all []Recorded
 	// Each table returns its first limit rows; merging them in position
 	// order and keeping the first limit gives the global page.
 	for _, t := range s.e.Names.EventTables {
-		c, err := s.e.Compile(id, map[string]string{"event_store_table": t})
-		if err != nil {
-			return nil, err
-		}
-		a, err := c.Args(args)
-		if err != nil {
-			return nil, err
-		}
-		st, err := s.e.Prepared(ctx, c.SQL, c.SQL)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := st.QueryContext(ctx, a...)
-		if s.e.Forget(c.SQL, err) { // invalidated by a schema change: once more, freshly prepared
-			if st, err = s.e.Prepared(ctx, c.SQL, c.SQL); err != nil {
-				return nil, err
-			}
-			rows, err = st.QueryContext(ctx, a...)
-		}
+		rows, err := s.e.Query(ctx, q, id, map[string]string{"event_store_table": t}, args)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", t, err)
 		}

@@ -18,13 +18,15 @@ type Nudger interface{ Nudge() }
 type Store struct {
 	e         *engine.Engine
 	nudger    Nudger
-	inserts   sync.Map   // insertKey → dialect.Compiled
-	writeMu   sync.Mutex // serializes appends where the engine allows one writer
-	counterMu sync.Mutex // queues this process's appends for the counter row
+	events    *engine.Insert // the event insert
+	writeMu   sync.Mutex     // serializes appends where the engine allows one writer
+	counterMu sync.Mutex     // queues this process's appends for the counter row
 }
 
 // New returns the event store of e. nudger may be nil.
-func New(e *engine.Engine, nudger Nudger) *Store { return &Store{e: e, nudger: nudger} }
+func New(e *engine.Engine, nudger Nudger) *Store {
+	return &Store{e: e, nudger: nudger, events: e.NewInsert("event insert", e.Cat.EventInsert, rowParams)}
+}
 
 // Engine returns the store's engine.
 func (s *Store) Engine() *engine.Engine { return s.e }

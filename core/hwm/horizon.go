@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
 )
 
@@ -171,7 +172,7 @@ func (a *Advancer) refused(err error) bool {
 // transaction still in flight (per scope), then a fresh id to tell a
 // horizon of another cluster.
 func (a *Advancer) checkHorizon(ctx context.Context, horizon int64, scope Scope) (horizonState, error) {
-	tx, err := a.e.DB.BeginTx(ctx, nil)
+	tx, err := a.e.BeginTx(ctx, engine.OpHWM)
 	if err != nil {
 		return 0, err
 	}
@@ -219,7 +220,7 @@ func (a *Advancer) reportHolder(h Holder, held bool) {
 // transaction, takes a transaction id as the horizon, and records both.
 // It returns the horizon, or 0 when nothing was recorded.
 func (a *Advancer) recordPending(ctx context.Context, mark int64) (end, horizon int64, err error) {
-	tx, err := a.e.DB.BeginTx(ctx, nil)
+	tx, err := a.e.BeginTx(ctx, engine.OpHWM)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -230,17 +230,13 @@ func (a *Advancer) args(extra map[string]any) map[string]any {
 	return m
 }
 
-func (a *Advancer) positions() map[string]string {
-	return map[string]string{"position_table": a.opts.PositionTable}
-}
-
+// read reads the topic's mark row through the engine's one reader.
 func (a *Advancer) read(ctx context.Context, q engine.Querier) (state, error) {
-	var s state
-	err := a.e.QueryRow(ctx, q, dialect.HWMRead, nil, a.args(nil)).Scan(&s.mark, &s.pendingEnd, &s.pendingHorizon, &s.owner)
+	r, err := a.e.ReadMarkRow(ctx, q, a.opts.Topic)
 	if errors.Is(err, sql.ErrNoRows) {
-		return s, fmt.Errorf("high-water mark row of topic %s is missing", a.opts.Topic)
+		return state{}, fmt.Errorf("high-water mark row of topic %s is missing", a.opts.Topic)
 	}
-	return s, err
+	return state{mark: r.Mark, pendingEnd: r.PendingEnd, pendingHorizon: r.PendingHorizon, owner: r.Owner}, err
 }
 
 // acquire takes or renews the lease in its own short transaction.
@@ -272,29 +268,24 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 		}
 		return false, nil
 	}
-	// A sequence with a wider cache reports values a session reserved but
-	// hands out later: refuse to move (every cycle with work) until fixed.
-	if a.e.Cat.Positions == dialect.SequenceXIDHorizon {
-		if err := a.e.CheckSequenceCache(ctx); err != nil {
-			return false, err
-		}
+	// The position seam's check: a sequence with a wider cache reports
+	// values a session reserved but hands out later: refuse to move (every
+	// cycle with work) until fixed.
+	if err := a.e.Positions.Check(ctx, a.opts.PositionTable); err != nil {
+		return false, err
 	}
 	held, err := a.acquire(ctx)
 	if err != nil || !held {
 		return false, err
 	}
-	if a.e.Cat.Positions == dialect.CounterRow {
+	if a.e.Positions.EndIsCommitted() {
 		return a.cycleCounter(ctx, s, end)
 	}
 	return a.cycleHorizon(ctx, s)
 }
 
 func (a *Advancer) committedEnd(ctx context.Context, q engine.Querier) (int64, error) {
-	var end sql.NullInt64
-	if err := a.e.QueryRow(ctx, q, dialect.CommittedEnd, a.positions(), nil).Scan(&end); err != nil {
-		return 0, fmt.Errorf("reading committed end of %s: %w", a.opts.PositionTable, err)
-	}
-	return end.Int64, nil
+	return a.e.Positions.CommittedEnd(ctx, q, a.opts.PositionTable)
 }
 
 // cycleCounter moves the mark to the committed counter read before the

@@ -36,13 +36,11 @@ func Catalogue() dialect.Catalogue {
 	c.Identity.DSNHint = "SYSDBA:password@127.0.0.1:3050/var/lib/firebird/3.0/data/app.fdb"
 	// 31 bytes in Firebird 3 (63 characters from Firebird 4).
 	c.Identity.MaxIdentifierLength = 31
-	// Firebird 3 has no multi-row VALUES, and the core joins the rows of
-	// EventInsert with a fixed ", ". WORKAROUND, not a fact about the
-	// engine: MaxBindParameters is set to what one event row binds (11,
-	// plus 2 the core reserves), so the core's chunking, (13-2)/11 = 1,
-	// sends one row per INSERT. The contract lacks a single-row insert
-	// mode (issue 9, item 3).
-	c.Identity.MaxBindParameters = 13
+	// Firebird 3 has no multi-row VALUES: one row per INSERT.
+	c.EventInsert.MaxRows = 1
+	// The counter's retry (positionAllocate) is sound only in READ
+	// COMMITTED: declared, not left to the driver's default.
+	c.Isolation = dialect.Isolation{Append: dialect.IsolationReadCommitted, HWM: dialect.IsolationReadCommitted}
 	// The DDL guards (EXECUTE BLOCK) hold ";" inside their bodies: tools
 	// that split a script must split on something else. isql and Flyway
 	// use SET TERM; "^" is the customary choice.

@@ -95,7 +95,8 @@ func Catalogue() dialect.Catalogue {
 	c.Statements = statements()
 	// No ForUpdate: in MVCC mode it does not lock against another
 	// SELECT … FOR UPDATE; rows are locked by updating them.
-	c.Locks = dialect.LockForms{Now: now, CounterFirst: true}
+	c.Locks = dialect.LockForms{Now: now}
+	c.PositionSettings.AllocateFirst = true
 	c.Errors = errorRules()
 	// Unquoted names are folded to upper case; index and constraint
 	// names are unique in the schema, apart from table names. No named

@@ -135,7 +135,7 @@ func Catalogue(f Flavor) dialect.Catalogue {
 
 	// The OK packet of the UPDATE carries LAST_INSERT_ID(val + n): one
 	// round trip fewer while the counter row is locked.
-	c.AllocatedInResult = true
+	c.PositionSettings.AllocatedInResult = true
 	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl())
 	c.Statements = statements()
 	c.Locks.SkipLocked = true

@@ -53,7 +53,6 @@ func eventInsert() dialect.RowInsert {
 	// drawn by a transaction that already has its id.
 	ins.Row = `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('${event_store_global_position_table}') END)`
 	ins.Tail = ` RETURNING global_position, sequence_no`
-	ins.ReturnsPositions = true
 	// Both read this type's stream only (the spec's index on
 	// (aggregate_id, aggregate_type, sequence_no) answers them): an id
 	// another type holds in a shared table reads as empty, the row then

@@ -50,8 +50,9 @@ func Catalogue() dialect.Catalogue {
 	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl())
 	c.Statements = statements()
 	// SQLite locks the whole database for a writer: no row locks, so no
-	// FOR UPDATE; writers begin with BEGIN IMMEDIATE and queue there.
-	c.Locks = dialect.LockForms{Now: now, SerializesWriters: true, BeginWrite: "BEGIN IMMEDIATE"}
+	// FOR UPDATE; writers begin with BEGIN IMMEDIATE (the DSN's
+	// _txlock=immediate) and queue there.
+	c.Locks = dialect.LockForms{Now: now, SerializesWriters: true}
 	// SQLite stores names as written but compares them ignoring ASCII
 	// case; tables and indexes share sqlite_master's namespace (the zero
 	// Naming). DDL runs under the database write lock, so no schema lock

@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// Operation is what a transaction the core begins is for; each has its
+// declared isolation level (Catalogue.Isolation).
+type Operation int
+
+// Operations.
+const (
+	OpAppend Operation = iota // an append's own transaction
+	OpHWM                     // the high-water-mark advancer's transactions
+	OpRead                    // a read spanning several statements
+)
+
+var isolationLevels = map[dialect.IsolationLevel]sql.IsolationLevel{
+	dialect.IsolationDefault:         sql.LevelDefault,
+	dialect.IsolationReadUncommitted: sql.LevelReadUncommitted,
+	dialect.IsolationReadCommitted:   sql.LevelReadCommitted,
+	dialect.IsolationRepeatableRead:  sql.LevelRepeatableRead,
+	dialect.IsolationSnapshot:        sql.LevelSnapshot,
+	dialect.IsolationSerializable:    sql.LevelSerializable,
+}
+
+// TxOptions are the options the core begins op's transactions with: the
+// declared isolation level.
+func (e *Engine) TxOptions(op Operation) *sql.TxOptions {
+	var l dialect.IsolationLevel
+	switch op {
+	case OpAppend:
+		l = e.Cat.Isolation.Append
+	case OpHWM:
+		l = e.Cat.Isolation.HWM
+	case OpRead:
+		l = e.Cat.Isolation.Read
+	}
+	return &sql.TxOptions{Isolation: isolationLevels[l]}
+}
+
+// BeginTx begins a transaction for op on the engine's *sql.DB with the
+// dialect's declared isolation level. Its error is classified (see Exec).
+func (e *Engine) BeginTx(ctx context.Context, op Operation) (*sql.Tx, error) {
+	tx, err := e.DB.BeginTx(ctx, e.TxOptions(op))
+	return tx, e.Errors.Wrap(err)
+}
