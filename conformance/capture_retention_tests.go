@@ -245,16 +245,31 @@ func testCaptureRetentionBySize(t T, env *Env) {
 func subscribe(ctx context.Context, t T, e *engine.Engine, name string, positions []any) {
 	t.Helper()
 	id := uuid.NewString()
+	col := positionColumn(e)
 	if _, err := e.ExecText(ctx, e.DB, `INSERT INTO ${consumers_table} (id, consumer_type, consumer_name, state_since) VALUES (#{id}, #{type}, #{name}, #{since})`,
 		nil, map[string]any{"id": id, "type": "projection", "name": name, "since": time.Now().UTC().Truncate(time.Second)}); err != nil {
 		t.Fatalf("inserting consumer %s: %v", name, err)
 	}
 	for p, pos := range positions {
-		if _, err := e.ExecText(ctx, e.DB, `INSERT INTO ${consumer_checkpoints_table} (consumer_id, source_name, partition_no, position) VALUES (#{id}, #{source}, #{part}, #{pos})`,
+		if _, err := e.ExecText(ctx, e.DB, `INSERT INTO ${consumer_checkpoints_table} (consumer_id, source_name, partition_no, `+col+`) VALUES (#{id}, #{source}, #{part}, #{pos})`,
 			nil, map[string]any{"id": id, "source": topic.CaptureTopic, "part": p, "pos": pos}); err != nil {
 			t.Fatalf("inserting checkpoint %s/%d: %v", name, p, err)
 		}
 	}
+}
+
+// positionColumn is CONSUMER_CHECKPOINTS.position quoted in the engine's
+// case fold: POSITION is a reserved word on some engines (Firebird).
+func positionColumn(e *engine.Engine) string {
+	id := e.Cat.Identity
+	name := "position"
+	switch id.FoldsUnquotedTo {
+	case "upper":
+		name = strings.ToUpper(name)
+	case "lower":
+		name = strings.ToLower(name)
+	}
+	return id.QuoteOpen + name + id.QuoteClose
 }
 
 func checkpointsAt(n int, at int64) []any {
@@ -283,7 +298,7 @@ func testCaptureRetentionCheckpoints(t T, env *Env) {
 	if res, err := tp.Retain(ctx, topic.Retention{MaxAge: time.Hour}); err != nil || res.Deleted != 0 || res.Start != 0 || res.HeldAt != 0 || res.HeldBy == "" {
 		t.Fatalf("with an empty checkpoint: %+v, %v; want nothing deleted, held at 0", res, err)
 	}
-	if _, err := e.ExecText(ctx, e.DB, `UPDATE ${consumer_checkpoints_table} SET position = #{pos} WHERE position IS NULL`, nil, map[string]any{"pos": pos[9]}); err != nil {
+	if _, err := e.ExecText(ctx, e.DB, `UPDATE ${consumer_checkpoints_table} SET `+positionColumn(e)+` = #{pos} WHERE `+positionColumn(e)+` IS NULL`, nil, map[string]any{"pos": pos[9]}); err != nil {
 		t.Fatal(err)
 	}
 	// A consumer with rows for some partitions only holds the rest.
@@ -291,8 +306,8 @@ func testCaptureRetentionCheckpoints(t T, env *Env) {
 	if res, err := tp.Retain(ctx, topic.Retention{MaxAge: time.Hour}); err != nil || res.Deleted != 0 {
 		t.Fatalf("with a partition without a checkpoint row: %+v, %v; want nothing deleted", res, err)
 	}
-	if _, err := e.ExecText(ctx, e.DB, `INSERT INTO ${consumer_checkpoints_table} (consumer_id, source_name, partition_no, position) `+
-		`SELECT consumer_id, source_name, #{part}, position FROM ${consumer_checkpoints_table} WHERE partition_no = 0 AND consumer_id IN (SELECT id FROM ${consumers_table} WHERE consumer_name = #{name})`,
+	if _, err := e.ExecText(ctx, e.DB, `INSERT INTO ${consumer_checkpoints_table} (consumer_id, source_name, partition_no, `+positionColumn(e)+`) `+
+		`SELECT consumer_id, source_name, #{part}, `+positionColumn(e)+` FROM ${consumer_checkpoints_table} WHERE partition_no = 0 AND consumer_id IN (SELECT id FROM ${consumers_table} WHERE consumer_name = #{name})`,
 		nil, map[string]any{"part": n - 1, "name": "partial"}); err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +327,7 @@ func testCaptureRetentionCheckpoints(t T, env *Env) {
 		t.Fatalf("after retention: %d records from %d, want 6 from %d", len(got), firstPos(got), pos[4])
 	}
 	// A checkpoint on another source holds nothing here.
-	if _, err := e.ExecText(ctx, e.DB, `UPDATE ${consumer_checkpoints_table} SET position = #{pos}`, nil, map[string]any{"pos": pos[9]}); err != nil {
+	if _, err := e.ExecText(ctx, e.DB, `UPDATE ${consumer_checkpoints_table} SET `+positionColumn(e)+` = #{pos}`, nil, map[string]any{"pos": pos[9]}); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := tp.Retain(ctx, topic.Retention{MaxAge: time.Hour}); err != nil || res.Start != pos[9]-1 {

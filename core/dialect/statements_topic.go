@@ -42,10 +42,12 @@ const (
 	// TopicPositions returns the global_position of the rows in (#{after},
 	// #{upto}], in position order, at most #{limit} rows.
 	TopicPositions StatementID = "topic.positions"
-	// TopicCheckpoints returns one row per consumer with a checkpoint row on
-	// source #{topic} in ${consumer_checkpoints_table}: (consumer_id, rows,
-	// positioned, slowest) = the consumer's id, its number of checkpoint rows,
-	// how many of them hold a position, and the lowest position held.
+	// TopicCheckpoints returns every checkpoint row on source #{topic} in
+	// ${consumer_checkpoints_table}, with at least the columns consumer_id
+	// and position, which the core reads by name (any letter case): the
+	// ANSI form is SELECT *, because POSITION is a reserved word on some
+	// engines (Firebird's DDL quotes it) and the column's name cannot be
+	// written portably. A few rows per consumer and partition.
 	TopicCheckpoints StatementID = "topic.checkpoints"
 )
 
@@ -70,5 +72,5 @@ var topicStatements = []StatementSpec{
 	{ID: TopicFirstSince, Binds: []string{"after", "cutoff"}, Tables: topicRecords, Returns: []string{"global_position"}},
 	{ID: TopicCount, Binds: []string{"after", "upto"}, Tables: topicRecords, Returns: []string{"count"}},
 	{ID: TopicPositions, Binds: []string{"after", "upto", "limit"}, Tables: topicRecords, Returns: []string{"global_position"}},
-	{ID: TopicCheckpoints, Binds: []string{"topic"}, Tables: []string{"consumer_checkpoints_table"}, Returns: []string{"consumer_id", "rows", "positioned", "slowest"}},
+	{ID: TopicCheckpoints, Binds: []string{"topic"}, Tables: []string{"consumer_checkpoints_table"}, Returns: []string{"consumer_id", "position"}},
 }

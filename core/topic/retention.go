@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
@@ -155,27 +156,70 @@ func (t *Topic) beyondNewest(ctx context.Context, q engine.Querier, start, mark,
 // slowestCheckpoint reads CONSUMER_CHECKPOINTS for source = the topic:
 // held is false when no consumer is subscribed. A consumer with a row
 // without a position, or without a row for every partition, has recorded
-// nothing somewhere and holds the whole topic (slowest 0).
+// nothing somewhere and holds the whole topic (slowest 0). Rows are read
+// by column name (see dialect.TopicCheckpoints) and folded here.
 func (t *Topic) slowestCheckpoint(ctx context.Context, q engine.Querier) (holder string, slowest int64, held bool, err error) {
 	rows, err := t.e.Query(ctx, q, dialect.TopicCheckpoints, nil, map[string]any{"topic": t.name})
 	if err != nil {
 		return "", 0, false, fmt.Errorf("retention of %s: reading checkpoints: %w", t.name, err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var id anyText
-		var n, positioned int64
-		var low sql.NullInt64
-		if err := rows.Scan(&id, &n, &positioned, &low); err != nil {
-			return "", 0, false, t.e.Errors.Wrap(err)
-		}
-		p := low.Int64
-		if positioned < n || n < int64(t.e.Partitions) || !low.Valid {
-			p = 0
-		}
-		if !held || p < slowest {
-			holder, slowest, held = string(id), p, true
+	cols, err := rows.Columns()
+	if err != nil {
+		return "", 0, false, t.e.Errors.Wrap(err)
+	}
+	idCol, posCol := -1, -1
+	for i, c := range cols {
+		switch strings.ToLower(c) {
+		case "consumer_id":
+			idCol = i
+		case "position":
+			posCol = i
 		}
 	}
-	return holder, slowest, held, t.e.Errors.Wrap(rows.Err())
+	if idCol < 0 || posCol < 0 {
+		return "", 0, false, fmt.Errorf("retention of %s: %s returns columns %v, without consumer_id and position", t.name, dialect.TopicCheckpoints, cols)
+	}
+	type consumer struct {
+		rows    int
+		slowest int64 // 0: a row without a position
+	}
+	seen := map[string]*consumer{}
+	var order []string
+	for rows.Next() {
+		dest := make([]any, len(cols))
+		var id anyText
+		var pos sql.NullInt64
+		for i := range dest {
+			dest[i] = new(any)
+		}
+		dest[idCol], dest[posCol] = &id, &pos
+		if err := rows.Scan(dest...); err != nil {
+			return "", 0, false, t.e.Errors.Wrap(err)
+		}
+		c := seen[string(id)]
+		if c == nil {
+			c = &consumer{slowest: pos.Int64}
+			seen[string(id)] = c
+			order = append(order, string(id))
+		}
+		c.rows++
+		if !pos.Valid {
+			c.slowest = 0
+		}
+		c.slowest = min(c.slowest, pos.Int64)
+	}
+	if err := rows.Err(); err != nil {
+		return "", 0, false, t.e.Errors.Wrap(err)
+	}
+	for _, id := range order {
+		c := seen[id]
+		if c.rows < t.e.Partitions {
+			c.slowest = 0 // a partition without a row has recorded nothing
+		}
+		if !held || c.slowest < slowest {
+			holder, slowest, held = id, c.slowest, true
+		}
+	}
+	return holder, slowest, held, nil
 }
