@@ -42,6 +42,7 @@ var specAreas = [][]StatementSpec{
 	eventStoreStatements,
 	positionStatements,
 	hwmStatements,
+	topicStatements,
 }
 
 var specByID = func() map[StatementID]StatementSpec {

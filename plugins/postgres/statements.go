@@ -41,6 +41,7 @@ func statements() map[dialect.StatementID]string {
 		dialect.HWMNotify:        `SELECT pg_notify('tidemark_hwm', #{topic})`,
 		dialect.DatabaseNow:      `SELECT ` + clock,
 	})
+	topicStatements(st)
 	return st
 }
 

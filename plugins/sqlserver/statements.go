@@ -39,5 +39,6 @@ func statements() map[dialect.StatementID]string {
 			`WHERE NOT EXISTS (SELECT 1 FROM ${high_water_mark_store_table} WITH (UPDLOCK, HOLDLOCK) WHERE topic_name = #{topic})`,
 		dialect.DatabaseNow: `SELECT ` + now,
 	})
+	topicStatements(st)
 	return st
 }

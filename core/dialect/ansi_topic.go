@@ -1,0 +1,34 @@
+package dialect
+
+// ansiTopicStatements are the capture topic's statements in ANSI SQL
+// (merged into ansiStatements; LimitPaging rewrites their paging like the
+// event reads'). TopicInsertDrawn has no ANSI form: ANSI is CounterRow.
+func ansiTopicStatements() map[StatementID]string {
+	const rec = `${event_capture_records_table}`
+	return map[StatementID]string{
+		TopicInsert: `INSERT INTO ` + rec + ` (` + TopicColumns + `) VALUES ` +
+			`(#{id}, #{global_position}, #{partition_key}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{message_key})`,
+		TopicRange:          `SELECT ` + TopicColumns + ` FROM ` + rec + ` WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
+		TopicPartitionRange: `SELECT ` + TopicColumns + ` FROM ` + rec + ` WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
+		TopicBounds:         `SELECT high_water_mark, topic_start FROM ${high_water_mark_store_table} WHERE topic_name = #{topic}`,
+		TopicSetStart:       `UPDATE ${high_water_mark_store_table} SET topic_start = #{start} WHERE topic_name = #{topic} AND topic_start < #{start}`,
+		TopicDeleteThrough:  `DELETE FROM ` + rec + ` WHERE global_position > #{after} AND global_position <= #{through}`,
+		TopicFirstSince:     `SELECT MIN(global_position) FROM ` + rec + ` WHERE global_position > #{after} AND occurred_at >= #{cutoff}`,
+		TopicCount:          `SELECT COUNT(*) FROM ` + rec + ` WHERE global_position > #{after} AND global_position <= #{upto}`,
+		TopicPositions:      `SELECT global_position FROM ` + rec + ` WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
+		TopicCheckpoints:    `SELECT * FROM ${consumer_checkpoints_table} WHERE source_name = #{topic}`,
+	}
+}
+
+// mergedStatements is the union of every area's ANSI statements (an area
+// adds its map to ANSI()'s one call; IDs are unique across areas, which
+// specByID already enforces).
+func mergedStatements(areas ...map[StatementID]string) map[StatementID]string {
+	out := map[StatementID]string{}
+	for _, a := range areas {
+		for id, s := range a {
+			out[id] = s
+		}
+	}
+	return out
+}

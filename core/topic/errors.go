@@ -1,0 +1,73 @@
+package topic
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInvalidMessage is wrapped by every refusal of bad input at publish
+// (*InvalidMessageError, *KeyTooLongError, *InvalidUTF8Error): refused
+// before any SQL, nothing stored.
+var ErrInvalidMessage = errors.New("invalid message")
+
+// InvalidMessageError is a message field the topic cannot store.
+type InvalidMessageError struct {
+	Index  int // the message's index in the publish
+	Field  string
+	Reason string
+}
+
+func (e *InvalidMessageError) Error() string {
+	return fmt.Sprintf("message %d: %s %s", e.Index, e.Field, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidMessage) hold.
+func (e *InvalidMessageError) Unwrap() error { return ErrInvalidMessage }
+
+// KeyTooLongError is a message key over MaxKeyLength characters.
+type KeyTooLongError struct {
+	Index  int
+	Length int // characters (runes)
+	Limit  int
+}
+
+func (e *KeyTooLongError) Error() string {
+	return fmt.Sprintf("message %d: key is %d characters long, the limit is %d", e.Index, e.Length, e.Limit)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidMessage) hold.
+func (e *KeyTooLongError) Unwrap() error { return ErrInvalidMessage }
+
+// InvalidUTF8Error is a text field that is not valid UTF-8.
+type InvalidUTF8Error struct {
+	Index  int
+	Field  string
+	Offset int // of the first invalid byte
+}
+
+func (e *InvalidUTF8Error) Error() string {
+	return fmt.Sprintf("message %d: %s is not valid UTF-8 (first invalid byte at offset %d)", e.Index, e.Field, e.Offset)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidMessage) hold.
+func (e *InvalidUTF8Error) Unwrap() error { return ErrInvalidMessage }
+
+// ErrMissingHistory is wrapped by *MissingHistoryError.
+var ErrMissingHistory = errors.New("missing history")
+
+// MissingHistoryError is a read after a position below the topic's start:
+// the messages in (Position, TopicStart] were deleted by retention. The
+// consumer runtime turns it into the incomplete-history mark and the
+// MISSING_HISTORY halt.
+type MissingHistoryError struct {
+	Topic      string
+	Position   int64 // the position the read continued after
+	TopicStart int64 // every message at or below it is deleted
+}
+
+func (e *MissingHistoryError) Error() string {
+	return fmt.Sprintf("topic %s: reading after position %d, but every message at or below %d was deleted by retention", e.Topic, e.Position, e.TopicStart)
+}
+
+// Unwrap makes errors.Is(err, ErrMissingHistory) hold.
+func (e *MissingHistoryError) Unwrap() error { return ErrMissingHistory }

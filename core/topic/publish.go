@@ -1,0 +1,205 @@
+package topic
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+)
+
+// PartitionKey is the partition of a message key among n partitions: the
+// same FNV-1a (32 bit) modulo n as the event store's aggregate ids, so a
+// key is in the same partition on both topics.
+func PartitionKey(key string, n int) int {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32() % uint32(n))
+}
+
+// Publish publishes msgs in a transaction of its own (all or nothing) and
+// returns their positions, in order.
+func (t *Topic) Publish(ctx context.Context, msgs ...Message) ([]int64, error) {
+	rows, err := t.check(msgs)
+	if err != nil {
+		return nil, err
+	}
+	if t.e.Positions.Queues() || t.e.Cat.Locks.SerializesWriters {
+		// A counter row queues publishes until commit anyway: queue this
+		// process's own here, not on the database lock.
+		t.writeMu.Lock()
+		defer t.writeMu.Unlock()
+	}
+	tx, err := t.e.BeginTx(ctx, engine.OpAppend)
+	if err != nil {
+		return nil, err
+	}
+	pos, err := t.publish(ctx, tx, rows)
+	if err != nil {
+		_ = tx.Rollback()
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, t.e.Errors.Wrap(err)
+	}
+	if t.nudger != nil {
+		t.nudger()
+	}
+	return pos, nil
+}
+
+// PublishTx publishes msgs inside the caller's transaction, so they commit
+// (or roll back) with the caller's own writes. tx must come from the
+// engine's *sql.DB. On error the caller must roll back. The topic's
+// advancer publishes them at its next poll after the commit.
+func (t *Topic) PublishTx(ctx context.Context, tx *sql.Tx, msgs ...Message) ([]int64, error) {
+	rows, err := t.check(msgs)
+	if err != nil {
+		return nil, err
+	}
+	return t.publish(ctx, tx, rows)
+}
+
+// row is one message's binds.
+type row map[string]any
+
+// check refuses bad input before any SQL and builds each row's binds.
+func (t *Topic) check(msgs []Message) ([]row, error) {
+	now := time.Now()
+	rows := make([]row, 0, len(msgs))
+	for i, m := range msgs {
+		if err := checkMessage(i, m); err != nil {
+			return nil, err
+		}
+		id := m.ID
+		if id == "" {
+			u, err := uuid.NewV7()
+			if err != nil {
+				return nil, err
+			}
+			id = u.String()
+		} else {
+			u, err := uuid.Parse(id)
+			if err != nil {
+				return nil, &InvalidMessageError{Index: i, Field: "id", Reason: "is not a UUID"}
+			}
+			id = u.String() // canonical: 36 lower-case characters on every engine
+		}
+		at := m.OccurredAt
+		if at.IsZero() {
+			at = now
+		}
+		var key, meta any
+		if m.Key != "" {
+			key = m.Key
+		}
+		if m.Metadata != nil {
+			meta = string(m.Metadata)
+		}
+		rows = append(rows, row{
+			"id": id, "partition_key": PartitionKey(m.Key, t.e.Partitions), "event_type": m.Type,
+			"event_revision": m.Revision, "payload": string(m.Payload), "metadata": meta,
+			"occurred_at": t.e.Cat.Facts.CutEventTime(at), "message_key": key,
+		})
+	}
+	return rows, nil
+}
+
+func checkMessage(i int, m Message) error {
+	if err := checkText(i, "key", m.Key); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(m.Key); n > MaxKeyLength {
+		return &KeyTooLongError{Index: i, Length: n, Limit: MaxKeyLength}
+	}
+	if m.Type == "" {
+		return &InvalidMessageError{Index: i, Field: "type", Reason: "is empty"}
+	}
+	if err := checkText(i, "type", m.Type); err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(m.Type); n > MaxKeyLength {
+		return &InvalidMessageError{Index: i, Field: "type", Reason: fmt.Sprintf("is %d characters long, the limit is %d", n, MaxKeyLength)}
+	}
+	for _, f := range []struct {
+		name string
+		b    []byte
+		opt  bool
+	}{{"payload", m.Payload, false}, {"metadata", m.Metadata, true}} {
+		if f.opt && f.b == nil {
+			continue
+		}
+		if err := checkText(i, f.name, string(f.b)); err != nil {
+			return err
+		}
+		if !json.Valid(f.b) {
+			return &InvalidMessageError{Index: i, Field: f.name, Reason: "is not a JSON document"}
+		}
+	}
+	return nil
+}
+
+// checkText refuses invalid UTF-8 and NUL characters (which no engine's
+// text column stores faithfully).
+func checkText(i int, field, s string) error {
+	if !utf8.ValidString(s) {
+		off := 0
+		for off < len(s) {
+			r, n := utf8.DecodeRuneInString(s[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return &InvalidUTF8Error{Index: i, Field: field, Offset: off}
+	}
+	for _, r := range s {
+		if r == 0 {
+			return &InvalidMessageError{Index: i, Field: field, Reason: "contains a NUL character"}
+		}
+	}
+	return nil
+}
+
+// publish inserts rows on q: under a counter the positions are allocated
+// through the seam first (one allocation for the batch), under a sequence
+// the insert draws and returns each.
+func (t *Topic) publish(ctx context.Context, q engine.Querier, rows []row) ([]int64, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	tables := map[string]string{"event_capture_global_position_table": t.posTable}
+	pos := make([]int64, len(rows))
+	if t.e.Positions.DrawnByInsert() {
+		if t.e.Has(dialect.PositionBeginXID) {
+			if _, err := t.e.Exec(ctx, q, dialect.PositionBeginXID, nil, nil); err != nil {
+				return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
+			}
+		}
+		for i, r := range rows {
+			if err := t.e.QueryRow(ctx, q, dialect.TopicInsertDrawn, tables, r).Scan(&pos[i]); err != nil {
+				return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
+			}
+		}
+		return pos, nil
+	}
+	end, err := t.e.Positions.Allocate(ctx, q, t.posTable, len(rows))
+	if err != nil {
+		return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
+	}
+	for i, r := range rows {
+		pos[i] = end - int64(len(rows)-1-i)
+		r["global_position"] = pos[i]
+		if _, err := t.e.Exec(ctx, q, dialect.TopicInsert, nil, r); err != nil {
+			return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
+		}
+	}
+	return pos, nil
+}

@@ -1,0 +1,234 @@
+package topic
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// ReadTopic reads up to limit messages with position in (after, mark], in
+// position order. A read after a position below the topic's start is a
+// *MissingHistoryError: the messages it would have begun with are deleted.
+func (t *Topic) ReadTopic(ctx context.Context, after int64, limit int) ([]Record, error) {
+	return t.read(ctx, -1, after, limit)
+}
+
+// ReadPartition is ReadTopic restricted to one partition.
+func (t *Topic) ReadPartition(ctx context.Context, partition int, after int64, limit int) ([]Record, error) {
+	if partition < 0 || partition >= t.e.Partitions {
+		return nil, fmt.Errorf("partition %d is out of range 0..%d", partition, t.e.Partitions-1)
+	}
+	return t.read(ctx, partition, after, limit)
+}
+
+func (t *Topic) read(ctx context.Context, partition int, after int64, limit int) ([]Record, error) {
+	mark, start, err := t.Bounds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if after < start {
+		return nil, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
+	}
+	return t.readUpTo(ctx, partition, after, mark, limit)
+}
+
+// readUpTo reads (after, upto] and then checks the start again: retention
+// moves the start in the transaction that deletes, so a page read while it
+// deleted below after is reported, never returned with a hole.
+func (t *Topic) readUpTo(ctx context.Context, partition int, after, upto int64, limit int) ([]Record, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	if upto <= after {
+		return nil, nil
+	}
+	id := dialect.TopicRange
+	args := map[string]any{"after": after, "upto": upto, "limit": limit}
+	if partition >= 0 {
+		id, args["partition"] = dialect.TopicPartitionRange, partition
+	}
+	rows, err := t.e.Query(ctx, t.e.DB, id, nil, args)
+	if err != nil {
+		return nil, fmt.Errorf("reading topic %s: %w", t.name, err)
+	}
+	recs, err := scanRecords(rows)
+	if err != nil {
+		return nil, t.e.Errors.Wrap(fmt.Errorf("reading topic %s: %w", t.name, err))
+	}
+	if _, start, err := t.Bounds(ctx); err != nil {
+		return nil, err
+	} else if after < start {
+		return nil, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
+	}
+	return recs, nil
+}
+
+// Waker tells a follower the mark moved; *hwm.Advancer implements it.
+type Waker interface {
+	// Changed returns a channel closed when the mark next moves.
+	Changed() <-chan struct{}
+}
+
+// FollowOptions configure Follow.
+type FollowOptions struct {
+	// Partition, when not nil, follows that partition only.
+	Partition *int
+	// Waker wakes the follower as soon as a local advancer moves the mark;
+	// without one (or for marks moved by another process) it polls.
+	Waker        Waker
+	PollInterval time.Duration // default 100ms
+	PageSize     int           // default 5000, as the event store's Follow
+}
+
+// Follow calls fn for every message after position after, in position
+// order, exactly once each, as the topic's mark passes it. It returns when
+// ctx ends (ctx.Err()), fn returns an error, or history below the topic's
+// start is missing (*MissingHistoryError).
+func (t *Topic) Follow(ctx context.Context, after int64, opts FollowOptions, fn func(Record) error) error {
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 100 * time.Millisecond
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 5000
+	}
+	part := -1
+	if opts.Partition != nil {
+		if part = *opts.Partition; part < 0 || part >= t.e.Partitions {
+			return fmt.Errorf("partition %d is out of range 0..%d", part, t.e.Partitions-1)
+		}
+	}
+	timer := time.NewTimer(opts.PollInterval)
+	defer timer.Stop()
+	for {
+		var changed <-chan struct{}
+		if opts.Waker != nil {
+			changed = opts.Waker.Changed() // before the read, so no move is missed
+		}
+		mark, start, err := t.Bounds(ctx)
+		if err != nil {
+			return err
+		}
+		if after < start {
+			return &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
+		}
+		for after < mark {
+			page, err := t.readUpTo(ctx, part, after, mark, opts.PageSize)
+			if err != nil {
+				return err
+			}
+			for _, r := range page {
+				if err := fn(r); err != nil {
+					return err
+				}
+				after = r.Position
+			}
+			if len(page) < opts.PageSize {
+				after = mark // nothing else committed at or below the mark
+			}
+		}
+		timer.Reset(opts.PollInterval)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		case <-timer.C:
+		}
+	}
+}
+
+func scanRecords(rows *sql.Rows) ([]Record, error) {
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		var r Record
+		var id anyText
+		var at anyTime
+		var part int64
+		var key sql.NullString
+		if err := rows.Scan(&id, &r.Position, &part, &r.Type, &r.Revision, &r.Payload, &r.Metadata, &at, &key); err != nil {
+			return nil, err
+		}
+		r.ID, r.Partition, r.OccurredAt, r.Key = string(id), int(part), time.Time(at), key.String
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// anyText scans a UUID however the driver returns it: text, raw bytes or a
+// 16-byte array (as the event store's reads do).
+type anyText string
+
+// Scan implements sql.Scanner.
+func (t *anyText) Scan(v any) error {
+	switch x := v.(type) {
+	case string:
+		*t = anyText(strings.ToLower(x))
+	case []byte:
+		if len(x) == 16 {
+			*t = anyText(formatUUID(x))
+		} else {
+			*t = anyText(strings.ToLower(string(x)))
+		}
+	case [16]byte:
+		*t = anyText(formatUUID(x[:]))
+	case nil:
+		*t = ""
+	default:
+		return fmt.Errorf("cannot scan %T into a UUID", v)
+	}
+	return nil
+}
+
+func formatUUID(b []byte) string {
+	const hex = "0123456789abcdef"
+	out := make([]byte, 0, 36)
+	for i, c := range b {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out = append(out, '-')
+		}
+		out = append(out, hex[c>>4], hex[c&15])
+	}
+	return string(out)
+}
+
+// anyTime scans a timestamp returned as time.Time or as text, in UTC.
+type anyTime time.Time
+
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+}
+
+// Scan implements sql.Scanner.
+func (t *anyTime) Scan(v any) error {
+	switch x := v.(type) {
+	case time.Time:
+		*t = anyTime(x.UTC())
+		return nil
+	case string:
+		return t.parse(x)
+	case []byte:
+		return t.parse(string(x))
+	case nil:
+		*t = anyTime(time.Time{})
+		return nil
+	}
+	return fmt.Errorf("cannot scan %T into a time", v)
+}
+
+func (t *anyTime) parse(s string) error {
+	for _, l := range timeLayouts {
+		if p, err := time.Parse(l, s); err == nil {
+			*t = anyTime(p.UTC())
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot parse time %q", s)
+}
