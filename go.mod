@@ -22,6 +22,7 @@ require (
 
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/jmoiron/sqlx v1.4.0 // indirect
 	github.com/kardianos/osext v0.0.0-20190222173326-2bc1f35cddc0 // indirect
 	github.com/mfridman/interpolate v0.0.2 // indirect
 	github.com/nakagami/chacha20 v0.1.0 // indirect
