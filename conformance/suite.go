@@ -96,6 +96,7 @@ func Tests() []Test {
 	all = append(all, errorsTests()...)
 	all = append(all, locksTests()...)
 	all = append(all, timeTests()...)
+	all = append(all, consumerTests()...)
 	return all
 }
 

@@ -156,7 +156,11 @@ func (r *Registry) ensureRow(ctx context.Context, typ, name string) (Consumer, e
 func (r *Registry) insertIgnoringDuplicate(ctx context.Context, id dialect.StatementID, tables map[string]string, args map[string]any) error {
 	return retryTransient(ctx, func() error {
 		_, err := r.e.Exec(ctx, r.e.DB, id, tables, args)
-		if r.e.Errors.Is(err, dialect.ErrUniqueViolation) {
+		// A primary-key violation is classed as a duplicate event id on
+		// engines that tell the event table's key apart only by its kind
+		// (SQLite's 1555); here either means the row exists.
+		switch r.e.Errors.Classify(err) {
+		case dialect.ErrUniqueViolation, dialect.ErrDuplicateEventID:
 			return nil
 		}
 		return err

@@ -1,0 +1,360 @@
+package conformance
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+)
+
+// appliedTable is the read model of the runner tests: one row per apply,
+// no key, so an apply made twice shows as two rows.
+const appliedTable = "TM_CONSUMER_APPLIED"
+
+func createApplied(t T, env *Env) {
+	t.Helper()
+	if _, err := env.DB.Exec(`CREATE TABLE ` + appliedTable + ` (pos BIGINT NOT NULL)`); err != nil {
+		t.Fatalf("creating %s: %v", appliedTable, err)
+	}
+}
+
+func insertApplied(ctx context.Context, tx *sql.Tx, pos int64) error {
+	_, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s (pos) VALUES (%d)`, appliedTable, pos))
+	return err
+}
+
+// appliedCounts returns how often each position was applied.
+func appliedCounts(t T, env *Env) map[int64]int {
+	t.Helper()
+	rows, err := env.DB.Query(`SELECT pos FROM ` + appliedTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[int64]int{}
+	for rows.Next() {
+		var p int64
+		if err := rows.Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		out[p]++
+	}
+	return out
+}
+
+// appendSpread appends n events round-robin over the aggregates and
+// publishes them; it returns their positions.
+func appendSpread(t T, s *eventstore.Store, e *engine.Engine, ids []string, n int) []int64 {
+	t.Helper()
+	var pos []int64
+	for i := range n {
+		res := appendAndPublish(t, s, e, eventstore.Stream{AggregateType: "test.Account", AggregateID: ids[i%len(ids)], Events: []eventstore.Event{ev("test.E", fmt.Sprintf(`{"i":%d}`, i))}})
+		pos = append(pos, res.Positions...)
+	}
+	return pos
+}
+
+// pollUntil polls until cond holds (a bound against hanging, not a timed
+// assertion).
+func pollUntil(t T, r *consumer.Runner, cond func() bool) {
+	t.Helper()
+	for range 200 {
+		if _, err := r.Poll(context.Background()); err != nil {
+			t.Fatalf("poll: %v", err)
+		}
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("condition not reached after 200 polls")
+}
+
+func testConsumerRestart(t T, env *Env) {
+	s, e := openStore(t, env)
+	createApplied(t, env)
+	ctx := context.Background()
+	reg := consumer.NewRegistry(e, nil)
+	positions := appendSpread(t, s, e, []string{"r-1", "r-2", "r-3", "r-4", "r-5"}, 30)
+	poison := positions[17]
+	src := consumer.EventStoreSource{Store: s}
+	handler := func(failAt int64) consumer.Handler {
+		return func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+			if m.Position == failAt {
+				return errors.New("poison")
+			}
+			return insertApplied(ctx, tx, m.Position)
+		}
+	}
+	opts := consumer.Options{Type: "projection", Name: "restart", Sources: []consumer.Source{src}, Transactional: true, PageSize: 4}
+	opts.Handler = handler(poison)
+	r1, err := consumer.NewRunner(ctx, reg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, r1, func() bool { return mustConsumer(t, reg, r1.Consumer().ID).State == consumer.Halted })
+	c := mustConsumer(t, reg, r1.Consumer().ID)
+	if c.HaltReason != consumer.ApplyError {
+		t.Errorf("halted for %q, want APPLY_ERROR", c.HaltReason)
+	}
+	// What committed with its checkpoint must never be applied again.
+	cps, err := reg.Checkpoints(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[int]int64{}
+	for _, cp := range cps {
+		covered[cp.Partition] = cp.Position
+	}
+	for p, n := range appliedCounts(t, env) {
+		if p == poison {
+			t.Errorf("the poison position %d was applied", p)
+		}
+		_ = n
+	}
+	if err := reg.Resume(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	// A new runner (a restart) resumes after the checkpoints.
+	opts.Handler = handler(-1)
+	r2, err := consumer.NewRunner(ctx, reg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, r2, func() bool { return len(appliedCounts(t, env)) == len(positions) })
+	evs, err := s.ReadAll(ctx, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := map[int64]int{}
+	for _, ev := range evs {
+		part[ev.GlobalPosition] = ev.PartitionKey
+	}
+	counts := appliedCounts(t, env)
+	for _, p := range positions {
+		switch {
+		case counts[p] == 0:
+			t.Errorf("position %d never applied", p)
+		case counts[p] > 1 && p <= covered[part[p]]:
+			t.Errorf("position %d applied %d times, though it committed with its checkpoint (%d)", p, counts[p], covered[part[p]])
+		case counts[p] > 1:
+			t.Logf("position %d applied %d times: committed after a key's failure, above the checkpoint (at least once)", p, counts[p])
+		}
+	}
+	checkpointsCover(t, reg, c.ID, positions, part)
+}
+
+// checkpointsCover checks every partition's checkpoint reached its last
+// position.
+func checkpointsCover(t T, reg *consumer.Registry, id string, positions []int64, part map[int64]int) {
+	t.Helper()
+	last := map[int]int64{}
+	for _, p := range positions {
+		last[part[p]] = max(last[part[p]], p)
+	}
+	cps, err := reg.Checkpoints(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cp := range cps {
+		if cp.Position < last[cp.Partition] {
+			t.Errorf("checkpoint of partition %d at %d, its last event is %d", cp.Partition, cp.Position, last[cp.Partition])
+		}
+	}
+}
+
+func testPollBeforeRebuild(t T, env *Env) {
+	s, e := openStore(t, env)
+	createApplied(t, env)
+	ctx := context.Background()
+	reg := consumer.NewRegistry(e, nil)
+	positions := appendSpread(t, s, e, []string{"f-1"}, 3)
+	var r *consumer.Runner
+	// The poll reads the consumer's epoch (0) first; the rebuild completes
+	// while it reads the source, before any of its applies.
+	src := &rebuildingSource{Source: consumer.EventStoreSource{Store: s}, rebuild: func(ctx context.Context) error {
+		_, err := reg.Rebuild(ctx, r.Consumer().ID)
+		return err
+	}}
+	opts := consumer.Options{Type: "projection", Name: "fenced", Sources: []consumer.Source{src}, Transactional: true, Workers: 1,
+		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+			return insertApplied(ctx, tx, m.Position)
+		}}
+	r, err := consumer.NewRunner(ctx, reg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if src.err != nil {
+		t.Fatalf("rebuild: %v", src.err)
+	}
+	if n := len(appliedCounts(t, env)); n != 0 {
+		t.Errorf("%d applies of the fenced poll committed, want 0", n)
+	}
+	cps, err := reg.Checkpoints(ctx, r.Consumer().ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cp := range cps {
+		if cp.Recorded || cp.Epoch != 1 {
+			t.Errorf("checkpoint %d moved by a poll begun before the rebuild: position %d (recorded %v) epoch %d", cp.Partition, cp.Position, cp.Recorded, cp.Epoch)
+		}
+	}
+	// The next poll runs under epoch 1 from the reset checkpoints.
+	pollUntil(t, r, func() bool { return len(appliedCounts(t, env)) == len(positions) })
+	for p, n := range appliedCounts(t, env) {
+		if n != 1 {
+			t.Errorf("position %d applied %d times", p, n)
+		}
+	}
+}
+
+// fnvKey is the FNV-1a hash of a key, to pick keys that land on different
+// workers (the runner spreads keys by it).
+func fnvKey(k string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(k))
+	return h.Sum32()
+}
+
+func testConsumerKeyOrder(t T, env *Env) {
+	s, e := openStore(t, env)
+	ctx := context.Background()
+	reg := consumer.NewRegistry(e, nil)
+	const workers = 8
+	// Keys on distinct workers, so a blocked key cannot hold the others.
+	var ids []string
+	used := map[uint32]bool{}
+	for i := 0; len(ids) < 4; i++ {
+		id := fmt.Sprintf("k-%d", i)
+		w := fnvKey("test.Account/"+id) % workers
+		if !used[w] {
+			used[w] = true
+			ids = append(ids, id)
+		}
+	}
+	positions := appendSpread(t, s, e, ids, 24)
+	var mu sync.Mutex
+	order := map[string][]int64{}
+	otherApplied := make(chan struct{}, len(positions))
+	blockedKey := "test.Account/" + ids[0]
+	var released bool
+	opts := consumer.Options{Type: "projection", Name: "ordered", Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, Workers: workers,
+		Handler: func(ctx context.Context, _ *sql.Tx, m consumer.Message) error {
+			if m.Key == blockedKey && !released {
+				// Hold the first key until another key applied: keys flow
+				// concurrently. The bound only guards against a hang.
+				select {
+				case <-otherApplied:
+				case <-time.After(30 * time.Second):
+					return errors.New("no other key was applied while one key was in flight")
+				}
+				released = true
+			}
+			mu.Lock()
+			order[m.Key] = append(order[m.Key], m.Position)
+			mu.Unlock()
+			if m.Key != blockedKey {
+				otherApplied <- struct{}{}
+			}
+			return nil
+		}}
+	r, err := consumer.NewRunner(ctx, reg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, r, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, o := range order {
+			n += len(o)
+		}
+		return n >= len(positions)
+	})
+	if c := mustConsumer(t, reg, r.Consumer().ID); c.State != consumer.Running {
+		t.Fatalf("consumer %s (%s)", c.State, c.HaltReason)
+	}
+	for k, o := range order {
+		for i := 1; i < len(o); i++ {
+			if o[i] <= o[i-1] {
+				t.Errorf("key %s applied %d after %d", k, o[i], o[i-1])
+			}
+		}
+		if len(o) != len(positions)/len(ids) {
+			t.Errorf("key %s applied %d times, want %d", k, len(o), len(positions)/len(ids))
+		}
+	}
+}
+
+func testConsumerEmptyStretch(t T, env *Env) {
+	s, e := openStore(t, env)
+	ctx := context.Background()
+	clock := newFakeClock()
+	reg := consumer.NewRegistry(e, clock.Now)
+	opts := consumer.Options{Type: "projection", Name: "sparse", Sources: []consumer.Source{consumer.EventStoreSource{Store: s}},
+		Handler: func(context.Context, *sql.Tx, consumer.Message) error { return nil }}
+	r, err := consumer.NewRunner(ctx, reg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := appendSpread(t, s, e, []string{"only-one"}, 3)
+	mark := pos[len(pos)-1]
+	evs, err := s.ReadAll(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := evs[0].PartitionKey
+	check := func(emptyAt int64, emptyRecorded bool) {
+		t.Helper()
+		cps, err := reg.Checkpoints(ctx, r.Consumer().ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cp := range cps {
+			want, rec := emptyAt, emptyRecorded
+			if cp.Partition == busy {
+				want, rec = mark, true
+			}
+			if cp.Position != want || cp.Recorded != rec {
+				t.Errorf("partition %d: checkpoint %d (recorded %v), want %d (recorded %v)", cp.Partition, cp.Position, cp.Recorded, want, rec)
+			}
+		}
+	}
+	if _, err := r.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check(0, false) // applied: saved at once; empty: not yet
+	clock.Add(59 * time.Second)
+	if _, err := r.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check(0, false)
+	clock.Add(time.Second)
+	if _, err := r.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check(mark, true) // a minute on: the empty stretches are saved
+}
+
+// rebuildingSource runs a rebuild during its first read: the poll reading
+// it began under the epoch before.
+type rebuildingSource struct {
+	consumer.Source
+	once    sync.Once
+	rebuild func(context.Context) error
+	err     error
+}
+
+func (s *rebuildingSource) Read(ctx context.Context, partition int, after, upto int64, limit int) ([]consumer.Message, error) {
+	s.once.Do(func() { s.err = s.rebuild(ctx) })
+	return s.Source.Read(ctx, partition, after, upto, limit)
+}
