@@ -15,6 +15,7 @@ func consumerTests() []Test {
 	return []Test{
 		{"consumer/state_transitions", testConsumerStates},
 		{"consumer/names_refused_where_collation_merges", testConsumerNames},
+		{"consumer/names_case_insensitive_collation_refused", testConsumerNamesCaseInsensitive},
 		{"consumer/checkpoint_monotonic_and_fenced_concurrent", testCheckpointConcurrent},
 		{"consumer/poll_before_rebuild_fenced", testPollBeforeRebuild},
 		{"consumer/restart_resumes_after_checkpoint", testConsumerRestart},
@@ -273,5 +274,56 @@ func checkpointIs(t T, reg *consumer.Registry, id string, pos, epoch int64) {
 		if cp.Position != pos || cp.Epoch != epoch {
 			t.Errorf("checkpoint %s/%d at %d (epoch %d), want %d (epoch %d)", cp.Source, cp.Partition, cp.Position, cp.Epoch, pos, epoch)
 		}
+	}
+}
+
+// caseInsensitiveNames are the statements that give CONSUMERS.consumer_name
+// a collation ignoring case, as a database created with the engine's
+// default collation has it (MySQL/MariaDB's utf8mb4_general_ci, an ICU
+// level-2 collation on PostgreSQL, VARCHAR_IGNORECASE on H2 and
+// HSQLDB).
+var caseInsensitiveNames = map[string][]string{
+	"mysql":   {`ALTER TABLE CONSUMERS MODIFY consumer_name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NOT NULL`},
+	"mariadb": {`ALTER TABLE CONSUMERS MODIFY consumer_name VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci NOT NULL`},
+	"postgres": {`CREATE COLLATION tm_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)`,
+		`ALTER TABLE CONSUMERS ALTER COLUMN consumer_name TYPE VARCHAR(255) COLLATE tm_ci`},
+	"h2": {`ALTER TABLE CONSUMERS ALTER COLUMN consumer_name VARCHAR_IGNORECASE(255) NOT NULL`},
+	// HSQLDB keeps an index's comparison from its creation: the unique
+	// constraint is made again over the new type.
+	"hsqldb": {`ALTER TABLE CONSUMERS DROP CONSTRAINT uq_CONSUMERS`,
+		`ALTER TABLE CONSUMERS ALTER COLUMN consumer_name SET DATA TYPE VARCHAR_IGNORECASE(255)`,
+		`ALTER TABLE CONSUMERS ADD CONSTRAINT uq_CONSUMERS UNIQUE (consumer_type, consumer_name)`},
+}
+
+// testConsumerNamesCaseInsensitive: where the collation merges names that
+// differ in case, a subscribe under the other spelling is refused (typed)
+// and never handed the existing consumer; nothing is created.
+func testConsumerNamesCaseInsensitive(t T, env *Env) {
+	_, e := openStore(t, env)
+	ctx := context.Background()
+	ddl, ok := caseInsensitiveNames[env.Catalogue.Identity.Name]
+	if !ok {
+		skipf(t, "no case-insensitive collation statement for %s here (SQLite cannot change a column's collation)", env.Catalogue.Identity.Name)
+	}
+	for _, q := range ddl {
+		if _, err := env.DB.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	reg := consumer.NewRegistry(e, nil)
+	src := consumer.SourceRef{Name: engine.EventStoreTopic, Partitions: e.Partitions}
+	if _, err := reg.Subscribe(ctx, "projection", "account-summary", src); err != nil {
+		t.Fatal(err)
+	}
+	before := countConsumers(t, env)
+	_, err := reg.Subscribe(ctx, "projection", "Account-Summary", src)
+	col := expectErr[*consumer.NameCollisionError](t, err, "subscribing Account-Summary beside account-summary")
+	if col.ExistingName != "account-summary" || !errors.Is(err, consumer.ErrNameCollision) {
+		t.Errorf("collision: %v", err)
+	}
+	_, err = reg.Lookup(ctx, "projection", "Account-Summary")
+	expectErr[*consumer.NameCollisionError](t, err, "looking up Account-Summary")
+	if n := countConsumers(t, env); n != before {
+		t.Errorf("%d consumer rows, want %d", n, before)
 	}
 }
