@@ -148,6 +148,18 @@ func testConsumerRestart(t T, env *Env) {
 		}
 	}
 	checkpointsCover(t, reg, c.ID, positions, part)
+	st, err := reg.Status(ctx, c.ID, src)
+	if err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	if len(st) != e.Partitions {
+		t.Fatalf("status has %d rows, want %d", len(st), e.Partitions)
+	}
+	for _, p := range st {
+		if p.Source != src.Name() || p.Mark != positions[len(positions)-1] || p.Lag != 0 && p.Position.Int64 != 0 {
+			t.Errorf("status %+v: want source %s, mark %d, no lag on a partition with events", p, src.Name(), positions[len(positions)-1])
+		}
+	}
 }
 
 // checkpointsCover checks every partition's checkpoint reached its last
