@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
@@ -99,7 +100,7 @@ func (r *Runner) read(ctx context.Context) ([]Message, bool, error) {
 			if err != nil {
 				return nil, false, err
 			}
-			st.pending = map[int64]bool{}
+			st.pending, st.aborted, st.changed = map[int64]bool{}, map[int64]bool{}, make(chan struct{})
 			for _, m := range msgs {
 				st.pending[m.Position] = true
 			}
@@ -137,6 +138,7 @@ func (r *Runner) apply(ctx context.Context, batch []Message) int {
 				skip := failed[m.Source+"\x00"+m.Key]
 				mu.Unlock()
 				if skip || r.isStale() {
+					r.abort(m)
 					continue
 				}
 				err := r.applyOne(ctx, m)
@@ -145,7 +147,9 @@ func (r *Runner) apply(ctx context.Context, batch []Message) int {
 				case err == nil:
 					applied++
 				case errors.Is(err, errDuplicate):
-				case errors.Is(err, ErrStale):
+				case errors.Is(err, ErrStale), errors.Is(err, errAborted):
+					// Not a failure of this key: its later messages
+					// abort behind it through the partition's order.
 				default:
 					failed[m.Source+"\x00"+m.Key] = true
 				}
@@ -154,7 +158,7 @@ func (r *Runner) apply(ctx context.Context, batch []Message) int {
 		}(queues[i])
 	}
 	for _, m := range batch {
-		queues[hashKey(m.Key)%uint32(len(queues))] <- m
+		queues[WorkerOf(m.Key, len(queues))] <- m
 	}
 	for _, q := range queues {
 		close(q)
@@ -177,7 +181,84 @@ func (r *Runner) done(m Message, saved int64) {
 	delete(st.pending, m.Position)
 	st.dirty = true
 	st.saved = max(st.saved, saved)
+	st.notify()
 }
+
+// abort records that m will not complete in this poll.
+func (r *Runner) abort(m Message) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.parts[partKey{m.Source, m.Partition}]
+	st.aborted[m.Position] = true
+	st.notify()
+}
+
+func (p *partState) notify() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// before tells whether every earlier position of m's partition in this
+// poll completed (ready), or one of them will not (aborted), and returns
+// the channel that signals the next change.
+func (r *Runner) before(m Message) (ready, aborted bool, changed <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.parts[partKey{m.Source, m.Partition}]
+	if r.stale {
+		return false, true, st.changed
+	}
+	for pos := range st.aborted {
+		if pos < m.Position {
+			return false, true, st.changed
+		}
+	}
+	for pos := range st.pending {
+		if pos < m.Position {
+			return false, false, st.changed
+		}
+	}
+	return true, false, st.changed
+}
+
+// predecessorWait bounds how long a Transactional apply holds its
+// transaction open waiting for earlier positions of its partition to
+// commit: past it the apply rolls back and waits without a transaction,
+// so an earlier apply blocked on a row lock this one holds (two keys
+// writing one row) can finish. One second is far above a typical apply
+// (milliseconds) and far below the engines' lock timeouts (PostgreSQL
+// none, MariaDB 50 s, H2 and HSQLDB several seconds).
+const predecessorWait = time.Second
+
+// awaitPredecessors waits until every earlier position of m's partition
+// completed (nil), one of them will not (errAborted), bound passes
+// (errWaited; bound 0 waits without limit) or ctx ends.
+func (r *Runner) awaitPredecessors(ctx context.Context, m Message, bound time.Duration) error {
+	var timeout <-chan time.Time
+	if bound > 0 {
+		t := time.NewTimer(bound)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for {
+		ready, aborted, changed := r.before(m)
+		switch {
+		case aborted:
+			return errAborted
+		case ready:
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return errWaited
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+var errWaited = errors.New("earlier applies still running")
 
 // target is the checkpoint m's transaction may write: every apply up to it
 // committed, counting m as committed (it commits with the checkpoint).
@@ -230,17 +311,47 @@ func (r *Runner) applyOne(ctx context.Context, m Message) error {
 		r.done(m, 0)
 		return err
 	case errors.Is(err, ErrStale):
-		return r.markStale()
+		err = r.markStale()
+		r.abort(m)
+		return err
+	case errors.Is(err, errAborted):
+		r.abort(m)
+		return err
 	}
+	r.abort(m)
 	return r.fail(m, err)
 }
 
-// applyInTx runs the handler and the checkpoint write in one transaction.
-// When the write moves nothing, the checkpoint as this transaction reads it
+// applyInTx runs the handler and the checkpoint write in one transaction,
+// committed in position order within the partition: the apply waits for
+// every earlier position of the poll to commit, so its checkpoint covers
+// it and everything before it. An apply that committed is therefore never
+// applied again; one behind an earlier apply that failed rolls back. When
+// the write moves nothing, the checkpoint as this transaction reads it
 // decides: an epoch above the poll's fences the apply off (rolled back), a
 // position at or past m means another poll applied m with its checkpoint
 // (rolled back: applied once), anything else commits.
 func (r *Runner) applyInTx(ctx context.Context, m Message) error {
+	e := r.reg.e
+	if e.Cat.Locks.SerializesWriters {
+		// One writer at a time (SQLite): holding a transaction while
+		// earlier applies wait for the write lock would stall them.
+		if err := r.awaitPredecessors(ctx, m, 0); err != nil {
+			return err
+		}
+	}
+	for {
+		err := r.applyInTxOnce(ctx, m)
+		if !errors.Is(err, errWaited) {
+			return err
+		}
+		if err := r.awaitPredecessors(ctx, m, 0); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *Runner) applyInTxOnce(ctx context.Context, m Message) error {
 	e := r.reg.e
 	tx, err := e.BeginTx(ctx, engine.OpAppend)
 	if err != nil {
@@ -248,6 +359,9 @@ func (r *Runner) applyInTx(ctx context.Context, m Message) error {
 	}
 	defer func() { _ = tx.Rollback() }() // no-op after Commit
 	if err := r.opts.Handler(ctx, tx, m); err != nil {
+		return err
+	}
+	if err := r.awaitPredecessors(ctx, m, predecessorWait); err != nil {
 		return err
 	}
 	target := r.target(m)

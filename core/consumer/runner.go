@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"sync"
@@ -66,10 +65,15 @@ type partKey struct {
 
 // partState is what the runner knows of one partition.
 type partState struct {
-	saved    int64 // the checkpoint as last read or written
-	read     int64 // every position up to here has been read
-	pending  map[int64]bool
-	dirty    bool // applied since the last save (written at once)
+	saved   int64 // the checkpoint as last read or written
+	read    int64 // every position up to here has been read
+	pending map[int64]bool
+	// aborted are pending positions of this poll that will not complete
+	// (failed, skipped behind a failed key, rolled back): what follows
+	// them in a Transactional poll rolls back too.
+	aborted  map[int64]bool
+	changed  chan struct{} // closed and replaced at every completion or abort
+	dirty    bool          // applied since the last save (written at once)
 	lastSave time.Time
 }
 
@@ -187,10 +191,15 @@ func (r *Runner) Poll(ctx context.Context) (int, error) {
 	return n, err
 }
 
-func hashKey(k string) uint32 {
+// WorkerOf is the worker (0..workers-1) that applies key's messages. It
+// takes the high half of the key's FNV-1a hash: the partition of an event
+// is FNV-1a of its aggregate id modulo the partition count, which fixes the
+// hash's low bits, so low bits would send every key of a partition to one
+// worker whenever the worker and partition counts share a factor of two.
+func WorkerOf(key string, workers int) int {
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(k))
-	return h.Sum32()
+	_, _ = h.Write([]byte(key))
+	return int((h.Sum32() >> 16) % uint32(workers))
 }
 
 func isTransientOrCanceled(ctx context.Context, err error) bool {
@@ -201,4 +210,9 @@ func (r *Runner) logState(msg string, args ...any) {
 	r.opts.Logger.Info(msg, append([]any{"consumer_type", r.c.Type, "consumer", r.c.Name}, args...)...)
 }
 
-var errDuplicate = fmt.Errorf("already applied with its checkpoint")
+var (
+	errDuplicate = errors.New("already applied with its checkpoint")
+	// errAborted: an earlier position of the partition did not complete,
+	// so this apply rolled back (it is applied again after the failure).
+	errAborted = errors.New("an earlier position of the partition did not complete")
+)
