@@ -22,6 +22,7 @@ func consumerTests() []Test {
 		{"consumer/per_key_order_concurrent_keys", testConsumerKeyOrder},
 		{"consumer/empty_stretch_saved_once_a_minute", testConsumerEmptyStretch},
 		{"consumer/run_woken_by_mark_graceful_stop", testConsumerRunWokenGracefulStop},
+		{"consumer/torture_kill9_three_processes", testConsumerTorture},
 	}
 }
 
