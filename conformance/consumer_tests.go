@@ -304,7 +304,7 @@ func testConsumerNamesCaseInsensitive(t T, env *Env) {
 	ctx := context.Background()
 	ddl, ok := caseInsensitiveNames[env.Catalogue.Identity.Name]
 	if !ok {
-		skipf(t, "no case-insensitive collation statement for %s here (SQLite cannot change a column's collation)", env.Catalogue.Identity.Name)
+		skipf(t, "no case-insensitive collation statement for %s here (SQLite cannot change a column's collation; other engines are not listed)", env.Catalogue.Identity.Name)
 	}
 	for _, q := range ddl {
 		if _, err := env.DB.Exec(q); err != nil {
