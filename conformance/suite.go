@@ -97,6 +97,7 @@ func Tests() []Test {
 	all = append(all, locksTests()...)
 	all = append(all, timeTests()...)
 	all = append(all, captureTests()...)
+	all = append(all, consumerTests()...)
 	return all
 }
 

@@ -1,0 +1,85 @@
+package consumer
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+)
+
+// Checkpoint is one CONSUMER_CHECKPOINTS row.
+type Checkpoint struct {
+	Source    string
+	Partition int
+	// Position is how far every message of the partition has been applied;
+	// 0 when the column is NULL (nothing recorded yet: positions start at 1).
+	Position int64
+	// Recorded says the position column is not NULL.
+	Recorded bool
+	// Epoch is the consumer epoch it was last reset or advanced under (0:
+	// NULL).
+	Epoch int64
+}
+
+// Checkpoints returns every checkpoint of consumer id.
+func (r *Registry) Checkpoints(ctx context.Context, id string) ([]Checkpoint, error) {
+	rows, err := r.e.Query(ctx, r.e.DB, dialect.CheckpointRead, nil, map[string]any{"consumer_id": id})
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Checkpoint
+	for rows.Next() {
+		var (
+			c          Checkpoint
+			pos, epoch sql.NullInt64
+		)
+		if err := rows.Scan(&c.Source, &c.Partition, &pos, &epoch); err != nil {
+			return nil, r.e.Errors.Wrap(err)
+		}
+		c.Position, c.Recorded, c.Epoch = pos.Int64, pos.Valid, epoch.Int64
+		out = append(out, c)
+	}
+	return out, r.e.Errors.Wrap(rows.Err())
+}
+
+// readCheckpoint reads one checkpoint on q.
+func (r *Registry) readCheckpoint(ctx context.Context, q engine.Querier, id, source string, partition int) (Checkpoint, error) {
+	var pos, epoch sql.NullInt64
+	err := r.e.QueryRow(ctx, q, dialect.CheckpointReadOne, nil, map[string]any{
+		"consumer_id": id, "source_name": source, "partition_no": partition}).Scan(&pos, &epoch)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Checkpoint{}, fmt.Errorf("checkpoint %s/%s/%d: %w", id, source, partition, ErrNotFound)
+	}
+	return Checkpoint{Source: source, Partition: partition, Position: pos.Int64, Recorded: pos.Valid, Epoch: epoch.Int64}, err
+}
+
+// Advance moves the checkpoint of (id, source, partition) to position
+// under epoch, on q (the apply's transaction), or on its own when q is nil
+// (then transient errors are retried). It reports whether the row moved: a
+// write that would move it back, or that an epoch above epoch fenced off
+// (a poll begun before a rebuild), changes nothing.
+func (r *Registry) Advance(ctx context.Context, q engine.Querier, id, source string, partition int, position, epoch int64) (bool, error) {
+	var ep any
+	if epoch > 0 {
+		ep = epoch
+	}
+	args := map[string]any{"consumer_id": id, "source_name": source, "partition_no": partition, "position": position, "epoch": ep, "epoch_floor": epoch}
+	var moved bool
+	run := func(q engine.Querier) error {
+		res, err := r.e.Exec(ctx, q, dialect.CheckpointAdvance, nil, args)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		moved = n > 0
+		return err
+	}
+	if q != nil {
+		return moved, run(q)
+	}
+	return moved, retryTransient(ctx, func() error { return run(r.e.DB) })
+}

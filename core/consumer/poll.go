@@ -1,0 +1,432 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/sqlerr"
+)
+
+func transient(err error) bool { return sqlerr.IsTransient(err) }
+
+// poll is one cycle: read the row (state, epoch), reload checkpoints when
+// the epoch moved or the consumer just came back, read a page of every
+// partition up to its mark, apply it through the worker pool, save.
+func (r *Runner) poll(ctx context.Context) (int, bool, error) {
+	c, err := r.reg.Get(ctx, r.c.ID)
+	if err != nil {
+		return 0, false, err
+	}
+	if c.State != Running {
+		if r.c.State != c.State {
+			r.logState("consumer not running", "state", c.State, "halt_reason", c.HaltReason)
+		}
+		r.c, r.loaded = c, false // reload when it runs again
+		return 0, false, nil
+	}
+	r.c = c
+	if !r.loaded || r.stale || c.Epoch != r.epoch {
+		if err := r.load(ctx, c.Epoch); err != nil {
+			return 0, false, err
+		}
+	}
+	batch, more, err := r.read(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	// Applies in flight finish even when ctx ends (graceful stop); their
+	// checkpoints are saved below on the same detached context.
+	work := context.WithoutCancel(ctx)
+	n := r.apply(work, batch)
+	if err := r.save(work); err != nil {
+		return n, more, err
+	}
+	if r.failure != nil {
+		err := r.failure
+		r.failure, r.loaded = nil, false
+		r.opts.Logger.Error("consumer apply failed; halting", "consumer", r.c.Name, "err", err)
+		if herr := r.reg.Halt(work, r.c.ID, ApplyError); herr != nil && !errors.Is(herr, ErrTransition) {
+			return n, false, herr
+		}
+		return n, false, nil
+	}
+	return n, more && !r.stale, nil
+}
+
+// load reads the checkpoints: every partition resumes after its own.
+func (r *Runner) load(ctx context.Context, epoch int64) error {
+	cps, err := r.reg.Checkpoints(ctx, r.c.ID)
+	if err != nil {
+		return err
+	}
+	now := r.opts.Now()
+	parts := map[partKey]*partState{}
+	for _, cp := range cps {
+		parts[partKey{cp.Source, cp.Partition}] = &partState{saved: cp.Position, read: cp.Position, lastSave: now}
+	}
+	for _, s := range r.opts.Sources {
+		for p := range s.Partitions() {
+			if parts[partKey{s.Name(), p}] == nil {
+				return fmt.Errorf("consumer %s: no checkpoint for %s/%d (unsubscribed while running?)", r.c.Name, s.Name(), p)
+			}
+		}
+	}
+	r.mu.Lock()
+	r.parts, r.epoch, r.loaded, r.stale = parts, epoch, true, false
+	r.mu.Unlock()
+	return nil
+}
+
+// read takes a page of every partition of every source, up to the mark
+// read once per source for this poll.
+func (r *Runner) read(ctx context.Context) ([]Message, bool, error) {
+	var batch []Message
+	more := false
+	for _, s := range r.opts.Sources {
+		mark, err := s.Mark(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		for p := range s.Partitions() {
+			st := r.parts[partKey{s.Name(), p}]
+			if st.read >= mark {
+				continue
+			}
+			msgs, err := s.Read(ctx, p, st.read, mark, r.opts.PageSize)
+			if err != nil {
+				return nil, false, err
+			}
+			st.pending, st.aborted, st.changed = map[int64]bool{}, map[int64]bool{}, make(chan struct{})
+			for _, m := range msgs {
+				st.pending[m.Position] = true
+			}
+			batch = append(batch, msgs...)
+			if len(msgs) < r.opts.PageSize {
+				st.read = mark // nothing else committed below the mark here
+			} else {
+				st.read, more = msgs[len(msgs)-1].Position, true
+			}
+		}
+	}
+	return batch, more, nil
+}
+
+// apply runs the batch through Workers workers; a key always goes to the
+// same worker, so its messages apply one at a time in position order while
+// other keys run concurrently. A key whose apply failed applies nothing
+// more in this poll.
+func (r *Runner) apply(ctx context.Context, batch []Message) int {
+	if len(batch) == 0 {
+		return 0
+	}
+	queues := make([]chan Message, r.opts.Workers)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	applied := 0
+	failed := map[string]bool{}
+	for i := range queues {
+		queues[i] = make(chan Message, len(batch))
+		wg.Add(1)
+		go func(q chan Message) {
+			defer wg.Done()
+			for m := range q {
+				mu.Lock()
+				skip := failed[m.Source+"\x00"+m.Key]
+				mu.Unlock()
+				if skip || r.isStale() {
+					r.abort(m)
+					continue
+				}
+				err := r.applyOne(ctx, m)
+				mu.Lock()
+				switch {
+				case err == nil:
+					applied++
+				case errors.Is(err, errDuplicate):
+				case errors.Is(err, ErrStale), errors.Is(err, errAborted):
+					// Not a failure of this key: its later messages
+					// abort behind it through the partition's order.
+				default:
+					failed[m.Source+"\x00"+m.Key] = true
+				}
+				mu.Unlock()
+			}
+		}(queues[i])
+	}
+	for _, m := range batch {
+		queues[WorkerOf(m.Key, len(queues))] <- m
+	}
+	for _, q := range queues {
+		close(q)
+	}
+	wg.Wait()
+	return applied
+}
+
+func (r *Runner) isStale() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stale
+}
+
+// done records m as completed (committed or found already applied).
+func (r *Runner) done(m Message, saved int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.parts[partKey{m.Source, m.Partition}]
+	delete(st.pending, m.Position)
+	st.dirty = true
+	st.saved = max(st.saved, saved)
+	st.notify()
+}
+
+// abort records that m will not complete in this poll.
+func (r *Runner) abort(m Message) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.parts[partKey{m.Source, m.Partition}]
+	st.aborted[m.Position] = true
+	st.notify()
+}
+
+func (p *partState) notify() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// before tells whether every earlier position of m's partition in this
+// poll completed (ready), or one of them will not (aborted), and returns
+// the channel that signals the next change.
+func (r *Runner) before(m Message) (ready, aborted bool, changed <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.parts[partKey{m.Source, m.Partition}]
+	if r.stale {
+		return false, true, st.changed
+	}
+	for pos := range st.aborted {
+		if pos < m.Position {
+			return false, true, st.changed
+		}
+	}
+	for pos := range st.pending {
+		if pos < m.Position {
+			return false, false, st.changed
+		}
+	}
+	return true, false, st.changed
+}
+
+// predecessorWait bounds how long a Transactional apply holds its
+// transaction open waiting for earlier positions of its partition to
+// commit: past it the apply rolls back and waits without a transaction,
+// so an earlier apply blocked on a row lock this one holds (two keys
+// writing one row) can finish. One second is far above a typical apply
+// (milliseconds) and far below the engines' lock timeouts (PostgreSQL
+// none, MariaDB 50 s, H2 and HSQLDB several seconds).
+const predecessorWait = time.Second
+
+// awaitPredecessors waits until every earlier position of m's partition
+// completed (nil), one of them will not (errAborted), bound passes
+// (errWaited; bound 0 waits without limit) or ctx ends.
+func (r *Runner) awaitPredecessors(ctx context.Context, m Message, bound time.Duration) error {
+	var timeout <-chan time.Time
+	if bound > 0 {
+		t := time.NewTimer(bound)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for {
+		ready, aborted, changed := r.before(m)
+		switch {
+		case aborted:
+			return errAborted
+		case ready:
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			return errWaited
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+var errWaited = errors.New("earlier applies still running")
+
+// target is the checkpoint m's transaction may write: every apply up to it
+// committed, counting m as committed (it commits with the checkpoint).
+func (r *Runner) target(m Message) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.parts[partKey{m.Source, m.Partition}]
+	c := st.read
+	for pos := range st.pending {
+		if pos != m.Position {
+			c = min(c, pos-1)
+		}
+	}
+	return c
+}
+
+// fail records the apply error that halts the consumer.
+func (r *Runner) fail(m Message, err error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failure == nil {
+		r.failure = fmt.Errorf("%s/%d position %d key %q: %w", m.Source, m.Partition, m.Position, m.Key, err)
+	}
+	return err
+}
+
+func (r *Runner) markStale() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stale = true
+	return ErrStale
+}
+
+// applyOne applies m, retrying transient database errors without limit
+// (the database undid the attempt).
+func (r *Runner) applyOne(ctx context.Context, m Message) error {
+	err := retryTransient(ctx, func() error {
+		if !r.opts.Transactional {
+			return r.opts.Handler(ctx, nil, m)
+		}
+		return r.applyInTx(ctx, m)
+	})
+	switch {
+	case err == nil:
+		if !r.opts.Transactional {
+			r.done(m, 0)
+		}
+		return nil
+	case errors.Is(err, errDuplicate):
+		r.done(m, 0)
+		return err
+	case errors.Is(err, ErrStale):
+		err = r.markStale()
+		r.abort(m)
+		return err
+	case errors.Is(err, errAborted):
+		r.abort(m)
+		return err
+	}
+	r.abort(m)
+	return r.fail(m, err)
+}
+
+// applyInTx runs the handler and the checkpoint write in one transaction,
+// committed in position order within the partition: the apply waits for
+// every earlier position of the poll to commit, so its checkpoint covers
+// it and everything before it. An apply that committed is therefore never
+// applied again; one behind an earlier apply that failed rolls back. When
+// the write moves nothing, the checkpoint as this transaction reads it
+// decides: an epoch above the poll's fences the apply off (rolled back), a
+// position at or past m means another poll applied m with its checkpoint
+// (rolled back: applied once), anything else commits.
+func (r *Runner) applyInTx(ctx context.Context, m Message) error {
+	e := r.reg.e
+	if e.Cat.Locks.SerializesWriters {
+		// One writer at a time (SQLite): holding a transaction while
+		// earlier applies wait for the write lock would stall them.
+		if err := r.awaitPredecessors(ctx, m, 0); err != nil {
+			return err
+		}
+	}
+	for {
+		err := r.applyInTxOnce(ctx, m)
+		if !errors.Is(err, errWaited) {
+			return err
+		}
+		if err := r.awaitPredecessors(ctx, m, 0); err != nil {
+			return err
+		}
+	}
+}
+
+func (r *Runner) applyInTxOnce(ctx context.Context, m Message) error {
+	e := r.reg.e
+	tx, err := e.BeginTx(ctx, engine.OpAppend)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }() // no-op after Commit
+	if err := r.opts.Handler(ctx, tx, m); err != nil {
+		return err
+	}
+	if err := r.awaitPredecessors(ctx, m, predecessorWait); err != nil {
+		return err
+	}
+	target := r.target(m)
+	moved, err := r.reg.Advance(ctx, tx, r.c.ID, m.Source, m.Partition, target, r.epoch)
+	if err != nil {
+		return err
+	}
+	if !moved {
+		cp, err := r.reg.readCheckpoint(ctx, tx, r.c.ID, m.Source, m.Partition)
+		if err != nil {
+			return err
+		}
+		switch {
+		case cp.Epoch > r.epoch:
+			return ErrStale
+		case cp.Recorded && cp.Position >= m.Position:
+			return errDuplicate
+		}
+	}
+	if err := e.Errors.Wrap(tx.Commit()); err != nil {
+		return err
+	}
+	saved := int64(0)
+	if moved {
+		saved = target
+	}
+	r.done(m, saved)
+	return nil
+}
+
+// save writes every partition's contiguous position that is ahead of its
+// checkpoint: at once after applies, over empty stretches at most once per
+// EmptySaveInterval of the application clock.
+func (r *Runner) save(ctx context.Context) error {
+	now := r.opts.Now()
+	r.mu.Lock()
+	type write struct {
+		k   partKey
+		pos int64
+	}
+	var writes []write
+	for k, st := range r.parts {
+		c := st.contiguous()
+		if c <= st.saved || (!st.dirty && now.Sub(st.lastSave) < r.opts.EmptySaveInterval) {
+			continue
+		}
+		writes = append(writes, write{k, c})
+	}
+	stale, epoch := r.stale, r.epoch
+	r.mu.Unlock()
+	if stale {
+		return nil
+	}
+	for _, w := range writes {
+		moved, err := r.reg.Advance(ctx, nil, r.c.ID, w.k.source, w.k.partition, w.pos, epoch)
+		if err != nil {
+			return err
+		}
+		r.mu.Lock()
+		st := r.parts[w.k]
+		st.dirty, st.lastSave = false, now
+		if moved {
+			st.saved = max(st.saved, w.pos)
+		}
+		r.mu.Unlock()
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+package consumer
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"hash/fnv"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Handler applies one message. tx is the apply's own transaction when the
+// runner is Transactional (the checkpoint advances in it, so the apply and
+// its checkpoint commit together) and nil otherwise. A transient database
+// error returned by the handler retries the apply; any other error halts
+// the consumer with APPLY_ERROR (retry budgets and dead letters come with
+// CONSUMER_UNDELIVERED_MESSAGES).
+type Handler func(ctx context.Context, tx *sql.Tx, m Message) error
+
+// Options configure a Runner.
+type Options struct {
+	Type, Name string
+	Sources    []Source
+	Handler    Handler
+	// Transactional: the handler writes to the engine's database in tx and
+	// the checkpoint is written in that transaction; otherwise it is
+	// written after the apply.
+	Transactional bool
+	// Workers bounds the applies running at once within a poll (default 4);
+	// messages of one key always go to the same worker, in order.
+	Workers int
+	// PollInterval is the fallback when no wake-up comes (default 100ms).
+	PollInterval time.Duration
+	// PageSize is the most messages read per partition per poll (default 500).
+	PageSize int
+	// EmptySaveInterval: over positions that hold nothing to apply, a
+	// checkpoint is saved at most this often (default one minute, the
+	// spec's).
+	EmptySaveInterval time.Duration
+	// Now is the application clock (time.Now when nil): state_since and
+	// the empty-stretch saves read it.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Runner runs one consumer in this process.
+type Runner struct {
+	reg  *Registry
+	opts Options
+	c    Consumer
+
+	mu      sync.Mutex
+	parts   map[partKey]*partState
+	epoch   int64
+	loaded  bool
+	stale   bool  // a checkpoint write was fenced off: reload next poll
+	failure error // the apply error that halts the consumer
+}
+
+type partKey struct {
+	source    string
+	partition int
+}
+
+// partState is what the runner knows of one partition.
+type partState struct {
+	saved   int64 // the checkpoint as last read or written
+	read    int64 // every position up to here has been read
+	pending map[int64]bool
+	// aborted are pending positions of this poll that will not complete
+	// (failed, skipped behind a failed key, rolled back): what follows
+	// them in a Transactional poll rolls back too.
+	aborted  map[int64]bool
+	changed  chan struct{} // closed and replaced at every completion or abort
+	dirty    bool          // applied since the last save (written at once)
+	lastSave time.Time
+}
+
+// contiguous is the highest position every apply up to which completed.
+func (p *partState) contiguous() int64 {
+	c := p.read
+	for pos := range p.pending {
+		c = min(c, pos-1)
+	}
+	return c
+}
+
+// NewRunner subscribes the consumer to its sources (creating its row and
+// checkpoints as needed) and returns its runner.
+func NewRunner(ctx context.Context, reg *Registry, opts Options) (*Runner, error) {
+	if opts.Handler == nil || len(opts.Sources) == 0 {
+		return nil, errors.New("consumer: a runner needs a handler and at least one source")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 100 * time.Millisecond
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = 500
+	}
+	if opts.EmptySaveInterval <= 0 {
+		opts.EmptySaveInterval = time.Minute
+	}
+	if opts.Now == nil {
+		opts.Now = reg.now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	refs := make([]SourceRef, len(opts.Sources))
+	for i, s := range opts.Sources {
+		refs[i] = SourceRef{Name: s.Name(), Partitions: s.Partitions()}
+	}
+	c, err := reg.Subscribe(ctx, opts.Type, opts.Name, refs...)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{reg: reg, opts: opts, c: c}, nil
+}
+
+// Consumer returns the consumer's row as the runner last read it.
+func (r *Runner) Consumer() Consumer { return r.c }
+
+// Run polls until ctx ends, woken by the sources' marks with polling as the
+// fallback. On ctx's end it lets the applies in flight finish, saves the
+// checkpoints and returns ctx.Err(). A database error other than a
+// transient one ends it.
+func (r *Runner) Run(ctx context.Context) error {
+	timer := time.NewTimer(r.opts.PollInterval)
+	defer timer.Stop()
+	for {
+		wake := r.wakeups()
+		n, more, err := r.poll(ctx)
+		if err != nil && !isTransientOrCanceled(ctx, err) {
+			return err
+		}
+		if err != nil && ctx.Err() == nil {
+			r.opts.Logger.Warn("consumer poll failed; retrying", "consumer", r.c.Name, "err", err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if n > 0 || more {
+			continue
+		}
+		timer.Reset(r.opts.PollInterval)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// wakeups merges the sources' wake-up channels (taken before the poll, so
+// no move of a mark is missed).
+func (r *Runner) wakeups() <-chan struct{} {
+	var chans []<-chan struct{}
+	for _, s := range r.opts.Sources {
+		if c := s.Changed(); c != nil {
+			chans = append(chans, c)
+		}
+	}
+	switch len(chans) {
+	case 0:
+		return nil
+	case 1:
+		return chans[0]
+	}
+	out := make(chan struct{})
+	var once sync.Once
+	for _, c := range chans {
+		go func() {
+			<-c
+			once.Do(func() { close(out) })
+		}()
+	}
+	return out
+}
+
+// Poll runs one poll: it reads at most a page of every partition up to its
+// source's mark, applies what it read and saves the checkpoints. It
+// returns how many messages were applied and whether a partition has more
+// to read. A consumer that is not running applies nothing.
+func (r *Runner) Poll(ctx context.Context) (int, error) {
+	n, _, err := r.poll(ctx)
+	return n, err
+}
+
+// WorkerOf is the worker (0..workers-1) that applies key's messages. It
+// takes the high half of the key's FNV-1a hash: the partition of an event
+// is FNV-1a of its aggregate id modulo the partition count, which fixes the
+// hash's low bits, so low bits would send every key of a partition to one
+// worker whenever the worker and partition counts share a factor of two.
+func WorkerOf(key string, workers int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return int((h.Sum32() >> 16) % uint32(workers))
+}
+
+func isTransientOrCanceled(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, ErrStale) || transient(err)
+}
+
+func (r *Runner) logState(msg string, args ...any) {
+	r.opts.Logger.Info(msg, append([]any{"consumer_type", r.c.Type, "consumer", r.c.Name}, args...)...)
+}
+
+var (
+	errDuplicate = errors.New("already applied with its checkpoint")
+	// errAborted: an earlier position of the partition did not complete,
+	// so this apply rolled back (it is applied again after the failure).
+	errAborted = errors.New("an earlier position of the partition did not complete")
+)

@@ -1,0 +1,85 @@
+package consumer
+
+import (
+	"context"
+
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+)
+
+// Message is one record of a source, as a handler gets it.
+type Message struct {
+	Source    string
+	Partition int
+	Position  int64
+	// Key orders messages: messages of one key are applied one at a time in
+	// position order; different keys of a partition are applied
+	// concurrently. For the event store it is "aggregate type/aggregate id".
+	Key string
+	// Value is the source's record: an eventstore.Recorded for the event
+	// store.
+	Value any
+}
+
+// Source is a partitioned, position-ordered topic a consumer reads: the
+// event store (EventStoreSource), the capture topic. Positions are
+// positive and only ever readable up to the source's mark.
+type Source interface {
+	// Name is the topic's identity, the source_name of its checkpoints.
+	Name() string
+	// Partitions is the fixed partition count.
+	Partitions() int
+	// Mark is the position up to which every message is committed or
+	// abandoned (the high-water mark).
+	Mark(ctx context.Context) (int64, error)
+	// Read returns up to limit messages of partition with positions in
+	// (after, upto], in position order; upto is at most the mark.
+	Read(ctx context.Context, partition int, after, upto int64, limit int) ([]Message, error)
+	// Changed returns a channel closed when the mark next moves, or nil
+	// when only polling can tell (a mark moved by another process).
+	Changed() <-chan struct{}
+}
+
+// EventStoreSource is the event store as a Source.
+type EventStoreSource struct {
+	Store *eventstore.Store
+	// Waker, when set (a local *hwm.Advancer), wakes readers as soon as the
+	// mark moves; without one they poll.
+	Waker eventstore.Waker
+}
+
+// Name is the event store's topic, engine.EventStoreTopic.
+func (s EventStoreSource) Name() string { return engine.EventStoreTopic }
+
+// Partitions is the engine's partition count.
+func (s EventStoreSource) Partitions() int { return s.Store.Engine().Partitions }
+
+// Mark reads the event store's high-water mark.
+func (s EventStoreSource) Mark(ctx context.Context) (int64, error) { return s.Store.Mark(ctx) }
+
+// Read reads one partition after after. ReadPartition stops at the mark it
+// reads itself, which is at or above upto; events past upto are dropped so
+// a page never reaches beyond what the caller asked for.
+func (s EventStoreSource) Read(ctx context.Context, partition int, after, upto int64, limit int) ([]Message, error) {
+	evs, err := s.Store.ReadPartition(ctx, partition, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Message, 0, len(evs))
+	for _, ev := range evs {
+		if ev.GlobalPosition > upto {
+			break
+		}
+		out = append(out, Message{Source: s.Name(), Partition: partition, Position: ev.GlobalPosition,
+			Key: ev.AggregateType + "/" + ev.AggregateID, Value: ev})
+	}
+	return out, nil
+}
+
+// Changed is the waker's channel, nil without one.
+func (s EventStoreSource) Changed() <-chan struct{} {
+	if s.Waker == nil {
+		return nil
+	}
+	return s.Waker.Changed()
+}

@@ -1,0 +1,202 @@
+package consumer
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/sqlerr"
+)
+
+// allowed lists the states each transition starts from.
+var allowed = map[State][]State{
+	Paused:     {Running},                 // Pause
+	Halted:     {Running},                 // Halt
+	Running:    {Paused, Halted},          // Resume
+	Rebuilding: {Running, Paused, Halted}, // BeginRebuild
+}
+
+// Pause stops the consumer until Resume (running → PAUSED).
+func (r *Registry) Pause(ctx context.Context, id string) error {
+	return r.transition(ctx, id, Paused, "")
+}
+
+// Halt halts the consumer for reason (running → HALTED).
+func (r *Registry) Halt(ctx context.Context, id string, reason HaltReason) error {
+	return r.transition(ctx, id, Halted, reason)
+}
+
+// Resume makes a paused or halted consumer run again; its halt reason goes.
+func (r *Registry) Resume(ctx context.Context, id string) error {
+	return r.transition(ctx, id, Running, "")
+}
+
+// transition is one compare-and-set write of the row: state, halt_reason
+// and state_since (application clock) change together, only from a state
+// the transition allows and only if no other writer changed it meanwhile.
+func (r *Registry) transition(ctx context.Context, id string, to State, reason HaltReason) error {
+	c, err := r.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !startsFrom(to, c.State) {
+		return &TransitionError{ID: id, From: c.State, To: to, Actual: c.State}
+	}
+	var state, halt any
+	if to != Running {
+		state = string(to)
+	}
+	if reason != "" {
+		halt = string(reason)
+	}
+	var n int64
+	err = retryTransient(ctx, func() error {
+		res, err := r.e.Exec(ctx, r.e.DB, dialect.ConsumerSetState, nil, map[string]any{
+			"id": id, "state": state, "halt_reason": halt, "state_since": r.stamp(), "from_state": string(c.State)})
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("consumer %s: %s: %w", id, to, err)
+	}
+	if n == 0 {
+		now, err := r.Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		return &TransitionError{ID: id, From: c.State, To: to, Actual: now.State}
+	}
+	return nil
+}
+
+func startsFrom(to, from State) bool {
+	for _, s := range allowed[to] {
+		if s == from {
+			return true
+		}
+	}
+	return false
+}
+
+// BeginRebuild marks the consumer REBUILDING and raises its epoch by one,
+// in one write, and returns the new epoch. From then on every checkpoint
+// write of a poll begun under the old epoch changes nothing.
+func (r *Registry) BeginRebuild(ctx context.Context, id string) (int64, error) {
+	c, err := r.Get(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	if !startsFrom(Rebuilding, c.State) {
+		return 0, &TransitionError{ID: id, From: c.State, To: Rebuilding, Actual: c.State}
+	}
+	res, err := r.e.Exec(ctx, r.e.DB, dialect.ConsumerBeginRebuild, nil, map[string]any{
+		"id": id, "state": string(Rebuilding), "state_since": r.stamp(), "from_state": string(c.State)})
+	if err != nil {
+		return 0, fmt.Errorf("consumer %s: begin rebuild: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		now, _ := r.Get(ctx, id)
+		return 0, &TransitionError{ID: id, From: c.State, To: Rebuilding, Actual: now.State}
+	}
+	return c.Epoch + 1, nil
+}
+
+// CompleteRebuild resets every checkpoint of the consumer to no position
+// under epoch and makes it run again, in one transaction: REBUILDING lasts
+// until its progress is reset.
+func (r *Registry) CompleteRebuild(ctx context.Context, id string, epoch int64) error {
+	return retryTransient(ctx, func() error {
+		tx, err := r.e.BeginTx(ctx, engine.OpAppend)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback() }() // no-op after Commit
+		if _, err := r.e.Exec(ctx, tx, dialect.CheckpointReset, nil, map[string]any{"consumer_id": id, "epoch": epoch}); err != nil {
+			return err
+		}
+		res, err := r.e.Exec(ctx, tx, dialect.ConsumerSetState, nil, map[string]any{
+			"id": id, "state": nil, "halt_reason": nil, "state_since": r.stamp(), "from_state": string(Rebuilding)})
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return &TransitionError{ID: id, From: Rebuilding, To: Running, Actual: ""}
+		}
+		return r.e.Errors.Wrap(tx.Commit())
+	})
+}
+
+// Rebuild is BeginRebuild then CompleteRebuild; it returns the new epoch.
+func (r *Registry) Rebuild(ctx context.Context, id string) (int64, error) {
+	epoch, err := r.BeginRebuild(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	return epoch, r.CompleteRebuild(ctx, id, epoch)
+}
+
+// retryTransient runs fn again while it fails with a transient database
+// error (deadlock, serialization failure, lost connection, lock timeout):
+// the database undid the attempt, so a retry is safe. The pause grows
+// from 2 ms to 200 ms (doubling), enough for a competing transaction of
+// the same few rows to end.
+func retryTransient(ctx context.Context, fn func() error) error {
+	pause := 2 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !sqlerr.IsTransient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (retrying after: %v)", ctx.Err(), err)
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 200*time.Millisecond)
+	}
+}
+
+// anyTime scans a timestamp whatever the driver returns for it.
+type anyTime time.Time
+
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999-07:00",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+}
+
+// Scan implements sql.Scanner.
+func (t *anyTime) Scan(v any) error {
+	switch x := v.(type) {
+	case time.Time:
+		*t = anyTime(x.UTC())
+		return nil
+	case string:
+		return t.parse(x)
+	case []byte:
+		return t.parse(string(x))
+	case nil:
+		*t = anyTime(time.Time{})
+		return nil
+	}
+	return fmt.Errorf("cannot scan %T into a time", v)
+}
+
+func (t *anyTime) parse(s string) error {
+	for _, l := range timeLayouts {
+		if p, err := time.Parse(l, s); err == nil {
+			*t = anyTime(p.UTC())
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot parse time %q", s)
+}
+
+var _ sql.Scanner = (*anyTime)(nil)
