@@ -49,6 +49,10 @@ func Catalogue() dialect.Catalogue {
 	// Index names live apart from table names (RDB$INDICES); words refused
 	// as names beyond SQL:2016's, found by schema/naming_reserved_words_declared.
 	c.Naming.IndexScope = dialect.IndexScopeSchema
+	// The spec's derived names go to 40 characters: those over 31 are
+	// shortened by the core's rule (a prefix and 8 hex digits of a hash),
+	// the same in the DDL, the guards and every check.
+	c.Naming.Shorten = dialect.ShortenHash
 	c.Naming.ReservedWords = append(dialect.SQLReservedWords(), "ADD", "INDEX", "VIEW", "_ROWID_")
 
 	// Firebird 3 compares VARCHAR with PAD SPACE ("acc-1 " = "acc-1", seen
@@ -139,8 +143,28 @@ func errorRules() []dialect.ErrorRule {
 		iscShutdown           = 335544528 // database shutdown
 		iscAttShutdown        = 335544856 // connection shutdown
 		iscCancelled          = 335544794 // operation was cancelled
+		iscDynTableExists     = 336068740 // Table @1 already exists
+		iscDynIndexExists     = 336068859 // Index @1 already exists
+		iscDynSequenceExists  = 336068862 // Sequence @1 already exists
+		iscIdxKeyErr          = 335544631 // too many keys defined for index @1
 	)
 	return []dialect.ErrorRule{
+		// A CREATE of an object another process created first: each DDL
+		// runs in its own (autonomous) transaction (ddl.go), so the loser
+		// of a concurrent first start gets Firebird's own "already exists"
+		// code, after the "unsuccessful metadata update" (335544351) and
+		// "CREATE … failed" codes of the status vector.
+		{Class: dialect.ErrDuplicateObject, VendorCode: iscDynTableExists},
+		{Class: dialect.ErrDuplicateObject, VendorCode: iscDynIndexExists},
+		{Class: dialect.ErrDuplicateObject, VendorCode: iscDynSequenceExists},
+		// Two transactions creating one index name at once: the commit
+		// that counts the index's segments finds the other's too and
+		// reports "too many keys defined for index" (measured: 3 of 4
+		// concurrent first starts, every round). Its only other cause is
+		// an index of more than 16 columns, which no Tidemark DDL has (the
+		// widest, the snapshot lookup, has 4). The core runs the step
+		// again, and the guard then finds the winner's index.
+		{Class: dialect.ErrDuplicateObject, VendorCode: iscIdxKeyErr},
 		// The constraint name is in the message, but the driver renders
 		// it unquoted ("constraint PK_EVENT_STORE on table EVENT_STORE"),
 		// a shape the core does not cut names out of, so ConstraintPattern
@@ -238,11 +262,18 @@ func queryColumns() dialect.QueryColumnTypes {
 			dialect.KindInstant: "TIMESTAMP",
 			dialect.KindBoolean: "BOOLEAN",
 		},
-		Column:      "${column} ${type}",
-		Index:       "CREATE INDEX idx_${query_table}_${column} ON ${query_table} (${column})",
-		UniqueIndex: "CREATE UNIQUE INDEX idx_${query_table}_${column} ON ${query_table} (${column})",
+		Column: "${column} ${type}",
+		// In an autonomous transaction, as every CREATE of ddl.go: a
+		// failed commit must not stay pending on the pooled connection.
+		Index:       autonomous("CREATE INDEX idx_${query_table}_${column} ON ${query_table} (${column})"),
+		UniqueIndex: autonomous("CREATE UNIQUE INDEX idx_${query_table}_${column} ON ${query_table} (${column})"),
 		// The CAST keeps a name over 31 characters from failing the guard
 		// with "string right truncation": CREATE INDEX then reports it.
 		IndexExists: "SELECT 1 FROM RDB$INDICES WHERE RDB$RELATION_NAME = UPPER(#{table}) AND RDB$INDEX_NAME = UPPER(CAST(#{index} AS VARCHAR(128)))",
 	}
+}
+
+// autonomous runs one DDL statement in its own transaction (see ddl.go).
+func autonomous(stmt string) string {
+	return "EXECUTE BLOCK AS\nBEGIN\n  EXECUTE STATEMENT '" + stmt + "' WITH AUTONOMOUS TRANSACTION;\nEND"
 }

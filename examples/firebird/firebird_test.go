@@ -28,6 +28,9 @@ import (
 var passing = []string{
 	"catalogue/complete_and_well_formed",
 	"schema/create_twice",
+	"schema/read_back_columns_and_indexes",
+	"schema/prefixes",
+	"schema/naming_long_composite_refused",
 	"schema/read_back_column_types",
 	"schema/seeds_not_overwritten",
 	"schema/never_mode_missing_table",
@@ -71,6 +74,7 @@ var passing = []string{
 	"hwm/same_database_holds",
 	"positions/xid_before_nextval",
 	"querytable/declared_shape_accepted",
+	"querytable/kind_mismatch_refused",
 	"querytable/missing_column_refused",
 	"querytable/unique_mismatch_refused",
 	"querytable/narrower_decimal_refused",
@@ -93,14 +97,10 @@ var passing = []string{
 // Firebird 3 today. README.md gives the exact failure of each and what a
 // run shows once the fixture is out of the way.
 var excluded = map[string]string{
-	"schema/read_back_columns_and_indexes": "the DDL names its indexes ix_<table>_<short> (and drops the (aggregate_id, aggregate_type, sequence_no) index, over Firebird's key size) instead of the spec's names under the declared naming rule (Naming.Shorten): the example's DDL predates that rule",
-	"schema/prefixes":                      "ACME_EVENT_CAPTURE_GLOBAL_POSITION is 34 characters, Firebird 3 allows 31: table names are never shortened, refused before any SQL",
-	"schema/naming_long_composite_refused": "the test's 63-character table name is over Firebird 3's 31, so the refusal names the table, not the composite index name the test looks for, and the test's existence check then fails on the over-long name",
-	"schema/concurrent_first_start":        "Firebird answers a concurrent CREATE with \"unsuccessful metadata update\", which this dialect does not classify as duplicate_object, and it has no named lock for SchemaLock",
-	"schema/partition_count_race":          "the same \"unsuccessful metadata update\" on concurrent first starts (schema/concurrent_first_start)",
-	"hwm/stop_is_not_failure":              "an advancer stopped while it waits on a row held by the test does not return before the test's bound (context deadline exceeded): Firebird's lock wait is not interrupted by the driver's context cancel",
-	"querytable/kind_mismatch_refused":     "idx_kind_check_number_integral_val is 34 characters, over 31: the core refuses the test's query table before any SQL (the example declares no Naming.Shorten)",
-	"errors/store_paths_classified":        "DROP TABLE of a table the store's prepared statements use fails with \"unsuccessful metadata update\" (object in use) while the pool holds them",
+	"schema/concurrent_first_start": "Firebird answers a concurrent CREATE with \"unsuccessful metadata update\", which this dialect does not classify as duplicate_object, and it has no named lock for SchemaLock",
+	"schema/partition_count_race":   "the same \"unsuccessful metadata update\" on concurrent first starts (schema/concurrent_first_start)",
+	"hwm/stop_is_not_failure":       "an advancer stopped while it waits on a row held by the test does not return before the test's bound (context deadline exceeded): Firebird's lock wait is not interrupted by the driver's context cancel",
+	"errors/store_paths_classified": "DROP TABLE of a table the store's prepared statements use fails with \"unsuccessful metadata update\" (object in use) while the pool holds them",
 }
 
 var provider *harness.Provider
