@@ -86,6 +86,7 @@ var passing = []string{
 	"errors/deadlock",
 	"errors/lock_timeout",
 	"errors/read_only_transaction",
+	"errors/store_paths_classified",
 	"locks/for_update_blocks",
 	"locks/skip_locked_skips",
 	"clock/now_utc",
@@ -100,7 +101,6 @@ var excluded = map[string]string{
 	"schema/concurrent_first_start": "Firebird answers a concurrent CREATE with \"unsuccessful metadata update\", which this dialect does not classify as duplicate_object, and it has no named lock for SchemaLock",
 	"schema/partition_count_race":   "the same \"unsuccessful metadata update\" on concurrent first starts (schema/concurrent_first_start)",
 	"hwm/stop_is_not_failure":       "an advancer stopped while it waits on a row held by the test does not return before the test's bound (context deadline exceeded): Firebird's lock wait is not interrupted by the driver's context cancel",
-	"errors/store_paths_classified": "DROP TABLE of a table the store's prepared statements use fails with \"unsuccessful metadata update\" (object in use) while the pool holds them",
 }
 
 var provider *harness.Provider
