@@ -20,6 +20,15 @@ const Version = "0.1.0"
 // DriverName is the database/sql name of github.com/nakagami/firebirdsql.
 const DriverName = "firebirdsql"
 
+// DSNOptions are the driver options the dialect relies on, appended to a
+// DSN without options. cancel_hard_drop: a canceled context makes the
+// driver send op_cancel, which Firebird does not apply to every wait (a
+// lock wait; measured: a stopped high-water-mark advancer whose Run never
+// returned, hwm/stop_is_not_failure); with it the driver closes the socket
+// when the read has not returned 3 s (its default grace) after the cancel,
+// and database/sql discards the connection, so a cancel always returns.
+const DSNOptions = "?cancel_hard_drop=true"
+
 // New returns the dialect, ready for dialect.Serve.
 func New() *dialect.Base { return &dialect.Base{Catalogue: Catalogue()} }
 
@@ -33,7 +42,7 @@ func Catalogue() dialect.Catalogue {
 	c.Identity.ServerVersions = "Firebird 3.0 (3.0.11 tested), SQL dialect 3, UTF8 database"
 	c.Identity.DriverName = DriverName
 	c.Identity.Drivers = []string{DriverName}
-	c.Identity.DSNHint = "SYSDBA:password@127.0.0.1:3050/var/lib/firebird/3.0/data/app.fdb"
+	c.Identity.DSNHint = "SYSDBA:password@127.0.0.1:3050/var/lib/firebird/3.0/data/app.fdb" + DSNOptions
 	// 31 bytes in Firebird 3 (63 characters from Firebird 4).
 	c.Identity.MaxIdentifierLength = 31
 	// Firebird 3 has no multi-row VALUES: one row per INSERT.
