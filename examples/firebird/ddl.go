@@ -39,13 +39,8 @@ func createTable(placeholder, body string) string {
 	if strings.Contains(body, "'") {
 		panic("firebird ddl: quote in table body of " + placeholder)
 	}
-	return fmt.Sprintf(`EXECUTE BLOCK AS
-BEGIN
-  IF (NOT EXISTS (SELECT 1 FROM RDB$RELATIONS WHERE RDB$RELATION_NAME = UPPER('${%[1]s}'))) THEN
-    EXECUTE STATEMENT 'CREATE TABLE ${%[1]s} (
-%[2]s
-)' WITH AUTONOMOUS TRANSACTION;
-END`, placeholder, body)
+	return guarded(fmt.Sprintf("SELECT 1 FROM RDB$RELATIONS WHERE RDB$RELATION_NAME = UPPER('${%s}')", placeholder),
+		fmt.Sprintf("CREATE TABLE ${%s} (\n%s\n)", placeholder, body))
 }
 
 // createIndex guards a CREATE INDEX named name on placeholder.
@@ -55,11 +50,48 @@ func createIndex(name, placeholder, columns string) string {
 
 // guardIndex guards create (CREATE [DESCENDING] INDEX) named name.
 func guardIndex(create, name, placeholder, columns string) string {
-	return fmt.Sprintf(`EXECUTE BLOCK AS
+	return guarded(fmt.Sprintf("SELECT 1 FROM RDB$INDICES WHERE RDB$INDEX_NAME = UPPER('%s')", name),
+		fmt.Sprintf("%s %s ON ${%s} (%s)", create, name, placeholder, columns))
+}
+
+// guarded runs stmt unless exists returns a row, in a transaction of its
+// own, and one DDL at a time in the database: the transaction first
+// rewrites the database's comment with its own text (COMMENT ON DATABASE,
+// a change of RDB$DATABASE's one row), which a second creator cannot do
+// before the first commits. Firebird 3 has no named lock (SchemaLock), and
+// concurrent DDL on one database ended in "internal Firebird consistency
+// check (can't continue after bugcheck)" (schema/concurrent_first_start).
+// A waiter whose holder commits gets an update conflict (first updater
+// wins), wrapped as "unsuccessful metadata update": its transaction is
+// undone and the block tries again, and again finds the object or creates
+// it. The bound (100 attempts, each waiting for a holder, not spinning)
+// lets any other DDL failure, which PSQL sees under the same primary code,
+// still reach the caller.
+func guarded(exists, stmt string) string {
+	return `EXECUTE BLOCK AS
+DECLARE d BLOB SUB_TYPE TEXT;
+DECLARE tries INTEGER = 0;
+DECLARE done BOOLEAN = FALSE;
 BEGIN
-  IF (NOT EXISTS (SELECT 1 FROM RDB$INDICES WHERE RDB$INDEX_NAME = UPPER('%[2]s'))) THEN
-    EXECUTE STATEMENT '%[1]s %[2]s ON ${%[3]s} (%[4]s)' WITH AUTONOMOUS TRANSACTION;
-END`, create, name, placeholder, columns)
+  WHILE (NOT done) DO
+  BEGIN
+    tries = tries + 1;
+    BEGIN
+      IN AUTONOMOUS TRANSACTION DO
+      BEGIN
+        SELECT RDB$DESCRIPTION FROM RDB$DATABASE INTO :d;
+        EXECUTE STATEMENT 'COMMENT ON DATABASE IS ' || COALESCE('''' || REPLACE(d, '''', '''''') || '''', 'NULL');
+        IF (NOT EXISTS (` + exists + `)) THEN
+          EXECUTE STATEMENT '` + stmt + `';
+      END
+      done = TRUE;
+      WHEN GDSCODE no_meta_update, GDSCODE deadlock, GDSCODE update_conflict DO
+      BEGIN
+        IF (tries >= 100) THEN EXCEPTION;
+      END
+    END
+  END
+END`
 }
 
 // counter is a single-row position counter, seeded with (1, 0) by a MERGE

@@ -43,7 +43,9 @@ var passing = []string{
 	"schema/naming_roles_refused",
 	"schema/naming_reserved_words_declared",
 	"schema/naming_reserved_word_refused",
+	"schema/concurrent_first_start",
 	"schema/partition_mismatch_before_ddl",
+	"schema/partition_count_race",
 	"eventstore/payload_round_trip",
 	"eventstore/key_edge_cases",
 	"eventstore/expected_versions",
@@ -96,12 +98,9 @@ var passing = []string{
 	"time/query_instant_round_trip",
 }
 
-// excluded lists every other test of the suite and why it fails on
-// Firebird 3, each an engine fact measured here; README.md gives more.
-var excluded = map[string]string{
-	"schema/concurrent_first_start": "four processes creating the schema at once: most runs pass with the \"already exists\" codes classified, but Firebird 3 sometimes answers the concurrent DDL with \"internal Firebird consistency check (can't continue after bugcheck)\", and it has no named lock for SchemaLock (README.md)",
-	"schema/partition_count_race":   "the same concurrent first starts as schema/concurrent_first_start, and the same bugcheck",
-}
+// excluded would list every other test of the suite and why it fails on
+// Firebird 3: none does.
+var excluded = map[string]string{}
 
 var provider *harness.Provider
 
