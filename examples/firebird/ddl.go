@@ -13,11 +13,11 @@ import (
 // contract asks. Unquoted names fold to upper case, so the guards compare
 // with UPPER('${placeholder}').
 //
-// Each CREATE runs WITH AUTONOMOUS TRANSACTION: Firebird checks DDL at
-// commit (deferred work), and a failed commit of the driver's autocommit
-// transaction (commit retaining) would leave that work pending on the
-// pooled connection, failing every later statement on it. In its own
-// transaction a failed CREATE is undone and reported by the statement.
+// Each CREATE runs in a transaction of its own, one at a time in the
+// database (guarded): Firebird checks DDL at commit (deferred work), and a
+// failed commit of the driver's autocommit transaction (commit retaining)
+// would leave that work pending on the pooled connection, failing every
+// later statement on it; concurrent DDL is not safe on Firebird 3.
 //
 // Names. Firebird 3 allows 31 characters (bytes) per identifier. The spec's
 // derived names go to 40 (idx_READ_MODEL_CAPTURE_RECORDS_partition); the
