@@ -369,3 +369,36 @@ func TestEventTimesKeep100Microseconds(t *testing.T) {
 	}
 	t.Logf("appended %s, read back %s: %v lost", at.Format(time.RFC3339Nano), got[0].OccurredAt.UTC().Format(time.RFC3339Nano), at.Sub(want))
 }
+
+// TestDatabaseCommentKept: the DDL takes its one-at-a-time lock by
+// rewriting the database's comment with its own text (ddl.go, guarded); a
+// comment of the user's, quotes included, must be the same afterwards, and
+// a database without one must still have none.
+func TestDatabaseCommentKept(t *testing.T) {
+	for _, comment := range []string{"", "it's the ledger's database"} {
+		d := freshFirebird(t)
+		db, err := sql.Open(d.DriverName, d.DSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		ctx := context.Background()
+		if comment != "" {
+			if _, err := db.ExecContext(ctx, "COMMENT ON DATABASE IS '"+strings.ReplaceAll(comment, "'", "''")+"'"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e, err := engine.Open(ctx, db, firebird.Catalogue(), engine.Config{Partitions: 8})
+		if err != nil {
+			t.Fatalf("engine.Open: %v", err)
+		}
+		e.Close()
+		var got sql.NullString
+		if err := db.QueryRowContext(ctx, "SELECT RDB$DESCRIPTION FROM RDB$DATABASE").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Valid != (comment != "") || got.String != comment {
+			t.Errorf("database comment after the schema was created: %q (set: %v), want %q", got.String, got.Valid, comment)
+		}
+	}
+}
