@@ -86,7 +86,7 @@ func readIndexes(t T, e *engine.Engine, table string) []indexShape {
 }
 
 var (
-	createIndexRE = regexp.MustCompile(`(?is)\bCREATE\s+(UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z0-9_."` + "`" + `\[\]]+)\s+ON\s+([A-Za-z0-9_."` + "`" + `\[\]]+)\s*\(([^)]*)\)`)
+	createIndexRE = regexp.MustCompile(`(?is)\bCREATE\s+(UNIQUE\s+)?(?:(?:ASC|DESC)(?:ENDING)?\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z0-9_."` + "`" + `\[\]]+)\s+ON\s+([A-Za-z0-9_."` + "`" + `\[\]]+)\s*\(([^)]*)\)`)
 	// tableConstraintRE reads a table-level key: [CONSTRAINT name] PRIMARY
 	// KEY | UNIQUE [KEY|INDEX] [name] | INDEX|KEY name, then (columns).
 	tableConstraintRE = regexp.MustCompile(`(?is)^(?:CONSTRAINT\s+(\S+)\s+)?(PRIMARY\s+KEY|UNIQUE(?:\s+(?:KEY|INDEX))?|INDEX|KEY)\s*(?:(?:NON)?CLUSTERED\s*)?(?:([A-Za-z0-9_]+)\s*)?\(([^)]*)\)`)

@@ -371,16 +371,24 @@ func testLongDerivedNames(t T, env *Env) {
 	expectPlanVerdict(t, env, cfg, name)
 }
 
+// testPrefixes opens the engine with a prefix per area and checks it is on
+// every table of the area (and only there). Table names are never
+// shortened, so each prefix is the suite's preferred one (ACME_, ES_, SG_,
+// Q_) cut to fit the engine's MaxIdentifierLength before the area's
+// longest table name: on Firebird 3 (31 characters) the messaging area's
+// EVENT_CAPTURE_GLOBAL_POSITION (29) leaves room for "A_".
 func testPrefixes(t T, env *Env) {
 	cfg := defaultConfig(env)
-	cfg.Names.Prefixes = map[dialect.Area]string{dialect.AreaMessaging: "ACME_", dialect.AreaEventSourcing: "ES_", dialect.AreaSaga: "SG_", dialect.AreaCQRS: "Q_"}
 	cfg.Names.TableNames = map[string]string{"consumers_table": "CONSUMER_ROWS"}
+	preferred := map[dialect.Area]string{dialect.AreaMessaging: "ACME_", dialect.AreaEventSourcing: "ES_", dialect.AreaSaga: "SG_", dialect.AreaCQRS: "Q_"}
+	cfg.Names.Prefixes = fittingPrefixes(t, env, cfg, preferred)
+	p := cfg.Names.Prefixes
 	e := openEngine(t, env, cfg)
 	want := map[string]string{
-		"consumers_table":                  "ACME_CONSUMER_ROWS",
-		"high_water_mark_store_table":      "ACME_HIGH_WATER_MARK_STORE",
-		"event_store_table":                "ES_EVENT_STORE",
-		"saga_deadlines_table":             "SG_SAGA_DEADLINES",
+		"consumers_table":                  p[dialect.AreaMessaging] + "CONSUMER_ROWS",
+		"high_water_mark_store_table":      p[dialect.AreaMessaging] + "HIGH_WATER_MARK_STORE",
+		"event_store_table":                p[dialect.AreaEventSourcing] + "EVENT_STORE",
+		"saga_deadlines_table":             p[dialect.AreaSaga] + "SAGA_DEADLINES",
 		"event_publication_metadata_table": "EVENT_PUBLICATION_METADATA",
 	}
 	for ph, w := range want {
@@ -388,14 +396,63 @@ func testPrefixes(t T, env *Env) {
 			t.Errorf("%s = %s, want %s", ph, got, w)
 		}
 	}
-	if got := e.Names.ByAggregate["bank.BankAccount"].Events; got != "ES_BANK_ACCOUNT_EVENTS" {
-		t.Errorf("derived aggregate table = %s, want ES_BANK_ACCOUNT_EVENTS", got)
+	if got, w := e.Names.ByAggregate["bank.BankAccount"].Events, p[dialect.AreaEventSourcing]+"BANK_ACCOUNT_EVENTS"; got != w {
+		t.Errorf("derived aggregate table = %s, want %s", got, w)
 	}
 	if got := e.Names.ByAggregate["payments.Payment"].Events; got != "PAYMENTS_EVENTS" {
 		t.Errorf("explicit aggregate table = %s, want PAYMENTS_EVENTS (no prefix)", got)
+	}
+	// Every table of a prefixed area carries its prefix, but explicit
+	// aggregate tables (named by the user, never prefixed).
+	explicit := map[string]bool{"PAYMENTS_EVENTS": true}
+	for _, a := range testAggregates {
+		if a.EventTable != "" {
+			explicit[a.EventTable] = true
+		}
+		if a.SnapshotTable != "" {
+			explicit[a.SnapshotTable] = true
+		}
+	}
+	for _, o := range schema.Objects(e.Cat, e.Names) {
+		if pre := p[o.Area]; pre != "" && !explicit[o.Name] && !strings.HasPrefix(o.Name, pre) {
+			t.Errorf("%s %s of area %s lacks the prefix %s", o.Kind, o.Name, o.Area, pre)
+		}
 	}
 	all := map[dialect.Area]bool{dialect.AreaMessaging: true, dialect.AreaEventSourcing: true, dialect.AreaSaga: true}
 	if err := schema.Verify(context.Background(), e.DB, e.Cat, schema.Objects(e.Cat, e.Names), all); err != nil {
 		t.Errorf("prefixed schema: %v", err)
 	}
+}
+
+// fittingPrefixes returns, per area, the preferred prefix, or where the
+// area's longest table name with it would exceed the engine's limit, its
+// first letters and "_" cut to fit (at least one letter: a limit that
+// leaves less fails the test, since it would refuse every prefix).
+func fittingPrefixes(t T, env *Env, cfg engine.Config, preferred map[dialect.Area]string) map[dialect.Area]string {
+	t.Helper()
+	names, err := schema.Resolve(cfg.Names)
+	if err != nil {
+		t.Fatalf("schema.Resolve: %v", err)
+	}
+	longest := map[dialect.Area]int{}
+	for _, o := range schema.Objects(&env.Catalogue, names) {
+		if len(o.Name) > longest[o.Area] {
+			longest[o.Area] = len(o.Name)
+		}
+	}
+	limit := env.Catalogue.Identity.MaxIdentifierLength
+	out := map[dialect.Area]string{}
+	for a, pre := range preferred {
+		room := limit - longest[a]
+		if limit <= 0 || room >= len(pre) {
+			out[a] = pre
+			continue
+		}
+		if room < 2 {
+			t.Fatalf("area %s: its longest table name (%d characters) leaves no room for a prefix within %d", a, longest[a], limit)
+		}
+		out[a] = pre[:room-1] + "_"
+		t.Logf("area %s: prefix %s (the preferred %s would make a %d-character name, over %d)", a, out[a], pre, longest[a]+len(pre), limit)
+	}
+	return out
 }

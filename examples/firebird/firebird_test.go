@@ -20,14 +20,18 @@ import (
 	"github.com/tidemarkdb/tidemark/examples/firebird"
 )
 
-// passing are the conformance tests this dialect passes on Firebird 3 with
-// today's contract, the engine's facts declared (DECIMAL to 18 digits, times
-// to 4); those that skip do so by the suite's own reasoning (COUNTER_ROW,
-// no SKIP LOCKED, no session lock timeout). TestConformance runs exactly
-// these; excluded gives the reason for each of the rest.
+// passing are the conformance tests this dialect passes on Firebird 3, the
+// engine's facts declared (DECIMAL to 18 digits, times to 4, names to 31
+// under the core's naming rule); those that skip do so by the suite's own
+// reasoning (COUNTER_ROW, no SKIP LOCKED, no session lock timeout).
+// TestConformance runs exactly these; excluded gives the reason for each of
+// the rest.
 var passing = []string{
 	"catalogue/complete_and_well_formed",
 	"schema/create_twice",
+	"schema/read_back_columns_and_indexes",
+	"schema/prefixes",
+	"schema/naming_long_composite_refused",
 	"schema/read_back_column_types",
 	"schema/seeds_not_overwritten",
 	"schema/never_mode_missing_table",
@@ -39,7 +43,9 @@ var passing = []string{
 	"schema/naming_roles_refused",
 	"schema/naming_reserved_words_declared",
 	"schema/naming_reserved_word_refused",
+	"schema/concurrent_first_start",
 	"schema/partition_mismatch_before_ddl",
+	"schema/partition_count_race",
 	"eventstore/payload_round_trip",
 	"eventstore/key_edge_cases",
 	"eventstore/expected_versions",
@@ -67,10 +73,12 @@ var passing = []string{
 	"hwm/two_advancers_lease",
 	"hwm/foreign_horizon_discarded",
 	"hwm/metrics",
+	"hwm/stop_is_not_failure",
 	"hwm/other_database_does_not_hold",
 	"hwm/same_database_holds",
 	"positions/xid_before_nextval",
 	"querytable/declared_shape_accepted",
+	"querytable/kind_mismatch_refused",
 	"querytable/missing_column_refused",
 	"querytable/unique_mismatch_refused",
 	"querytable/narrower_decimal_refused",
@@ -82,6 +90,7 @@ var passing = []string{
 	"errors/deadlock",
 	"errors/lock_timeout",
 	"errors/read_only_transaction",
+	"errors/store_paths_classified",
 	"locks/for_update_blocks",
 	"locks/skip_locked_skips",
 	"clock/now_utc",
@@ -100,19 +109,9 @@ var passing = []string{
 	"capture/retention_respects_slowest_checkpoint",
 }
 
-// excluded lists every other test of the suite and why it fails on
-// Firebird 3 today. README.md gives the exact failure of each and what a
-// run shows once the fixture is out of the way.
-var excluded = map[string]string{
-	"schema/read_back_columns_and_indexes": "the DDL names its indexes ix_<table>_<short> (and drops the (aggregate_id, aggregate_type, sequence_no) index, over Firebird's key size) instead of the spec's names under the declared naming rule (Naming.Shorten): the example's DDL predates that rule",
-	"schema/prefixes":                      "ACME_EVENT_CAPTURE_GLOBAL_POSITION is 34 characters, Firebird 3 allows 31: table names are never shortened, refused before any SQL",
-	"schema/naming_long_composite_refused": "the test's 63-character table name is over Firebird 3's 31, so the refusal names the table, not the composite index name the test looks for, and the test's existence check then fails on the over-long name",
-	"schema/concurrent_first_start":        "Firebird answers a concurrent CREATE with \"unsuccessful metadata update\", which this dialect does not classify as duplicate_object, and it has no named lock for SchemaLock",
-	"schema/partition_count_race":          "the same \"unsuccessful metadata update\" on concurrent first starts (schema/concurrent_first_start)",
-	"hwm/stop_is_not_failure":              "an advancer stopped while it waits on a row held by the test does not return before the test's bound (context deadline exceeded): Firebird's lock wait is not interrupted by the driver's context cancel",
-	"querytable/kind_mismatch_refused":     "idx_kind_check_number_integral_val is 34 characters, over 31: the core refuses the test's query table before any SQL (the example declares no Naming.Shorten)",
-	"errors/store_paths_classified":        "DROP TABLE of a table the store's prepared statements use fails with \"unsuccessful metadata update\" (object in use) while the pool holds them",
-}
+// excluded would list every other test of the suite and why it fails on
+// Firebird 3: none does.
+var excluded = map[string]string{}
 
 var provider *harness.Provider
 
@@ -162,7 +161,7 @@ func target(bin string, only []string) conformance.Target {
 			if err != nil {
 				return "", nil, err
 			}
-			return db.DSN, nil, nil
+			return db.DSN + firebird.DSNOptions, nil, nil
 		},
 	}
 }
@@ -380,4 +379,37 @@ func TestEventTimesKeep100Microseconds(t *testing.T) {
 		t.Fatalf("occurred_at %v, want %v (appended %v)", got[0].OccurredAt.UTC(), want, at)
 	}
 	t.Logf("appended %s, read back %s: %v lost", at.Format(time.RFC3339Nano), got[0].OccurredAt.UTC().Format(time.RFC3339Nano), at.Sub(want))
+}
+
+// TestDatabaseCommentKept: the DDL takes its one-at-a-time lock by
+// rewriting the database's comment with its own text (ddl.go, guarded); a
+// comment of the user's, quotes included, must be the same afterwards, and
+// a database without one must still have none.
+func TestDatabaseCommentKept(t *testing.T) {
+	for _, comment := range []string{"", "it's the ledger's database"} {
+		d := freshFirebird(t)
+		db, err := sql.Open(d.DriverName, d.DSN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		ctx := context.Background()
+		if comment != "" {
+			if _, err := db.ExecContext(ctx, "COMMENT ON DATABASE IS '"+strings.ReplaceAll(comment, "'", "''")+"'"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e, err := engine.Open(ctx, db, firebird.Catalogue(), engine.Config{Partitions: 8})
+		if err != nil {
+			t.Fatalf("engine.Open: %v", err)
+		}
+		e.Close()
+		var got sql.NullString
+		if err := db.QueryRowContext(ctx, "SELECT RDB$DESCRIPTION FROM RDB$DATABASE").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Valid != (comment != "") || got.String != comment {
+			t.Errorf("database comment after the schema was created: %q (set: %v), want %q", got.String, got.Valid, comment)
+		}
+	}
 }
