@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -161,42 +160,5 @@ func retryTransient(ctx context.Context, fn func() error) error {
 	}
 }
 
-// anyTime scans a timestamp whatever the driver returns for it.
-type anyTime time.Time
-
-var timeLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02 15:04:05.999999999-07:00",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-}
-
-// Scan implements sql.Scanner.
-func (t *anyTime) Scan(v any) error {
-	switch x := v.(type) {
-	case time.Time:
-		*t = anyTime(x.UTC())
-		return nil
-	case string:
-		return t.parse(x)
-	case []byte:
-		return t.parse(string(x))
-	case nil:
-		*t = anyTime(time.Time{})
-		return nil
-	}
-	return fmt.Errorf("cannot scan %T into a time", v)
-}
-
-func (t *anyTime) parse(s string) error {
-	for _, l := range timeLayouts {
-		if p, err := time.Parse(l, s); err == nil {
-			*t = anyTime(p.UTC())
-			return nil
-		}
-	}
-	return fmt.Errorf("cannot parse time %q", s)
-}
-
-var _ sql.Scanner = (*anyTime)(nil)
+// anyTime is the engine's driver-value time scanner.
+type anyTime = engine.UTCTime

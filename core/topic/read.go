@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
 )
 
 // ReadTopic reads up to limit messages with position in (after, mark], in
@@ -158,77 +158,8 @@ func scanRecords(rows *sql.Rows) ([]Record, error) {
 	return out, rows.Err()
 }
 
-// anyText scans a UUID however the driver returns it: text, raw bytes or a
-// 16-byte array (as the event store's reads do).
-type anyText string
-
-// Scan implements sql.Scanner.
-func (t *anyText) Scan(v any) error {
-	switch x := v.(type) {
-	case string:
-		*t = anyText(strings.ToLower(x))
-	case []byte:
-		if len(x) == 16 {
-			*t = anyText(formatUUID(x))
-		} else {
-			*t = anyText(strings.ToLower(string(x)))
-		}
-	case [16]byte:
-		*t = anyText(formatUUID(x[:]))
-	case nil:
-		*t = ""
-	default:
-		return fmt.Errorf("cannot scan %T into a UUID", v)
-	}
-	return nil
-}
-
-func formatUUID(b []byte) string {
-	const hex = "0123456789abcdef"
-	out := make([]byte, 0, 36)
-	for i, c := range b {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out = append(out, '-')
-		}
-		out = append(out, hex[c>>4], hex[c&15])
-	}
-	return string(out)
-}
-
-// anyTime scans a timestamp returned as time.Time or as text, in UTC.
-type anyTime time.Time
-
-var timeLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02 15:04:05.999999999-07:00",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-}
-
-// Scan implements sql.Scanner.
-func (t *anyTime) Scan(v any) error {
-	switch x := v.(type) {
-	case time.Time:
-		*t = anyTime(x.UTC())
-		return nil
-	case string:
-		return t.parse(x)
-	case []byte:
-		return t.parse(string(x))
-	case nil:
-		*t = anyTime(time.Time{})
-		return nil
-	}
-	return fmt.Errorf("cannot scan %T into a time", v)
-}
-
-func (t *anyTime) parse(s string) error {
-	for _, l := range timeLayouts {
-		if p, err := time.Parse(l, s); err == nil {
-			*t = anyTime(p.UTC())
-			return nil
-		}
-	}
-	return fmt.Errorf("cannot parse time %q", s)
-}
+// The driver-value scanners are the engine's (one set for every area).
+type (
+	anyText = engine.UUIDText
+	anyTime = engine.UTCTime
+)
