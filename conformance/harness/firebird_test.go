@@ -86,7 +86,7 @@ func TestFirebirdDiesWithProcess(t *testing.T) {
 		return
 	}
 	if testing.Short() {
-		t.Skip("short")
+		t.Skip("-short: this test starts and kills a Firebird server in a child process")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFirebirdDiesWithProcess$", "-test.v")
 	cmd.Env = append(os.Environ(), "TM_FIREBIRD_CHILD=1")
@@ -169,6 +169,7 @@ func withFbRoots(t *testing.T, roots ...string) {
 // TestFirebirdNotInstalledSkips: no installation is a *Skipped whose reason
 // says what is missing and how to install it.
 func TestFirebirdNotInstalledSkips(t *testing.T) {
+	t.Setenv("TIDEMARK_REQUIRE_ENGINES", "") // this test hides the installation on purpose
 	withFbRoots(t, filepath.Join(t.TempDir(), "none"))
 	p := NewProvider()
 	defer p.Close()

@@ -101,11 +101,11 @@ func (e *Engine) Prepared(ctx context.Context, key, query string) (*sql.Stmt, er
 	return st, nil
 }
 
-// Forget reports whether err says the statement prepared under key was
+// forget reports whether err says the statement prepared under key was
 // invalidated by a schema change (dialect.ErrStatementInvalidated: it did
 // not run) and, if so, drops it from the cache, so the next Prepared
 // prepares it afresh. Callers then run the statement once more.
-func (e *Engine) Forget(key string, err error) bool {
+func (e *Engine) forget(key string, err error) bool {
 	if err == nil || !e.Errors.Is(err, dialect.ErrStatementInvalidated) {
 		return false
 	}
@@ -210,7 +210,7 @@ func (e *Engine) exec(ctx context.Context, q Querier, s string, a []any) (sql.Re
 			r, err = q.ExecContext(ctx, s, a...)
 			break
 		}
-		if r, err = st.ExecContext(ctx, a...); !e.Forget(s, err) {
+		if r, err = st.ExecContext(ctx, a...); !e.forget(s, err) {
 			break
 		}
 	}
@@ -239,7 +239,7 @@ func (e *Engine) query(ctx context.Context, q Querier, s string, a []any) (*sql.
 			rows, err = q.QueryContext(ctx, s, a...)
 			break
 		}
-		if rows, err = st.QueryContext(ctx, a...); !e.Forget(s, err) {
+		if rows, err = st.QueryContext(ctx, a...); !e.forget(s, err) {
 			break
 		}
 	}
@@ -254,7 +254,7 @@ func (r errRow) Scan(...any) error { return r.err }
 
 // classifiedRow classifies the error of its row's Scan (where database/sql
 // reports a query's error). A prepared statement invalidated by a schema
-// change is run once more, freshly prepared (see Engine.Forget).
+// change is run once more, freshly prepared (see Engine.forget).
 type classifiedRow struct {
 	row   *sql.Row
 	e     *Engine
@@ -265,7 +265,7 @@ type classifiedRow struct {
 // Scan scans the row; its error is classified (see Exec).
 func (r classifiedRow) Scan(dest ...any) error {
 	err := r.row.Scan(dest...)
-	if r.retry != nil && r.e.Forget(r.query, err) {
+	if r.retry != nil && r.e.forget(r.query, err) {
 		err = r.retry().Scan(dest...)
 	}
 	return r.e.Errors.Wrap(err)
