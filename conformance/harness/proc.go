@@ -126,6 +126,19 @@ func (p *proc) stop() error {
 	return fmt.Errorf("%s did not stop within %v after %v; killed", p.name, stopTimeout, p.stopSig)
 }
 
+// kill stops the process group at once, for a throw-away server whose
+// files are deleted next: nothing is lost by not shutting it down.
+func (p *proc) kill() error {
+	select {
+	case <-p.exited:
+		return nil
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.exited
+	return nil
+}
+
 func (p *proc) logTail() string {
 	b, err := os.ReadFile(p.logPath)
 	if err != nil {
