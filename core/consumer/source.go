@@ -38,6 +38,13 @@ type Source interface {
 	// Changed returns a channel closed when the mark next moves, or nil
 	// when only polling can tell (a mark moved by another process).
 	Changed() <-chan struct{}
+	// Copy encodes m's record as CONSUMER_UNDELIVERED_MESSAGES.message_copy
+	// keeps it (the record as the topic stored it), so a retry need not
+	// find it in the topic and retention need not wait for it.
+	Copy(m Message) (string, error)
+	// Restore decodes a copy made by Copy back into the message; partition,
+	// position and key come from the undelivered row.
+	Restore(partition int, position int64, key, copy string) (Message, error)
 }
 
 // EventStoreSource is the event store as a Source.
@@ -82,4 +89,12 @@ func (s EventStoreSource) Changed() <-chan struct{} {
 		return nil
 	}
 	return s.Waker.Changed()
+}
+
+// Copy is the event as stored, in JSON.
+func (s EventStoreSource) Copy(m Message) (string, error) { return copyOfEvent(m) }
+
+// Restore decodes an event copy.
+func (s EventStoreSource) Restore(partition int, position int64, key, copy string) (Message, error) {
+	return eventFromCopy(s.Name(), partition, position, key, copy)
 }
