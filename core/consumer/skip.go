@@ -1,0 +1,148 @@
+package consumer
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+)
+
+// ErrInvalidSkip: a skip whose position, partition or key the table cannot
+// hold; refused before any SQL.
+var ErrInvalidSkip = errors.New("invalid skip")
+
+// MaxKeyLength is how many characters resolved_key holds (VARCHAR(255)).
+const MaxKeyLength = 255
+
+// Skip is one CONSUMER_SKIPPED_MESSAGES row: a message every instance of
+// the consumer passes over without applying, recording or halting.
+type Skip struct {
+	Source    string
+	Partition int
+	Position  int64
+	// Key is the key the skip holds for ("" for a message without one).
+	Key string
+	// EveryKey: the message is skipped for every key (its keys could not
+	// be told).
+	EveryKey bool
+}
+
+// skipNamespace roots the deterministic skip ids (UUID version 5).
+var skipNamespace = uuid.MustParse("6f1d4a8e-5b0c-4c59-9a57-2d3e1c7b8f10")
+
+// SkipID is the id of a skip: a UUID derived from the consumer, the
+// source, the partition, the position and the key (and whether it holds
+// for every key), so a skip recorded twice, by any instance, is one row.
+func SkipID(consumerID string, s Skip) string {
+	every := "0"
+	if s.EveryKey {
+		every = "1"
+	}
+	name := consumerID + "\x00" + s.Source + "\x00" + strconv.Itoa(s.Partition) + "\x00" +
+		strconv.FormatInt(s.Position, 10) + "\x00" + every + "\x00" + s.Key
+	return uuid.NewSHA1(skipNamespace, []byte(name)).String()
+}
+
+// InvalidSkipError says which part of a skip was refused.
+type InvalidSkipError struct {
+	Skip   Skip
+	Reason string
+}
+
+func (e *InvalidSkipError) Error() string {
+	return fmt.Sprintf("skip %s/%d position %d key %q: %s", e.Skip.Source, e.Skip.Partition, e.Skip.Position, e.Skip.Key, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidSkip) hold.
+func (e *InvalidSkipError) Unwrap() error { return ErrInvalidSkip }
+
+func checkSkip(s Skip) error {
+	switch {
+	case s.Position < 1:
+		return &InvalidSkipError{s, "positions start at 1"}
+	case s.Partition < 0 || s.Partition > 32767: // partition_no is a SMALLINT
+		return &InvalidSkipError{s, "partition outside 0..32767"}
+	case !utf8.ValidString(s.Key):
+		return &InvalidSkipError{s, "key is not valid UTF-8"}
+	case utf8.RuneCountInString(s.Key) > MaxKeyLength:
+		return &InvalidSkipError{s, fmt.Sprintf("key longer than %d characters", MaxKeyLength)}
+	case s.EveryKey && s.Key != "":
+		return &InvalidSkipError{s, "a skip for every key has no key"}
+	}
+	return nil
+}
+
+// RecordSkip records s for consumer id in its own transaction; recording
+// it again changes nothing.
+func (r *Registry) RecordSkip(ctx context.Context, id string, s Skip) error {
+	if err := checkSkip(s); err != nil {
+		return err
+	}
+	return retryTransient(ctx, func() error {
+		tx, err := r.e.BeginTx(ctx, engine.OpAppend)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback() }() // no-op after Commit
+		if err := r.recordSkip(ctx, tx, id, s); err != nil {
+			return err
+		}
+		return r.e.Errors.Wrap(tx.Commit())
+	})
+}
+
+// recordSkip inserts the skip on q (a transaction) unless it exists. It
+// checks first, because a failed INSERT aborts the transaction on
+// PostgreSQL; two instances recording the same skip at once leave one
+// with a unique violation, which its caller retries as a whole (then the
+// row exists).
+func (r *Registry) recordSkip(ctx context.Context, q engine.Querier, id string, s Skip) error {
+	if err := checkSkip(s); err != nil {
+		return err
+	}
+	sid := SkipID(id, s)
+	var got string
+	err := r.e.QueryRow(ctx, q, dialect.SkippedExists, nil, map[string]any{"id": sid}).Scan(&got)
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return err
+	}
+	_, err = r.e.Exec(ctx, q, dialect.SkippedInsert, nil, map[string]any{
+		"id": sid, "consumer_id": id, "source_name": s.Source, "partition_no": s.Partition,
+		"message_position": s.Position, "resolved_key": s.Key, "every_key": s.EveryKey})
+	if err != nil {
+		return fmt.Errorf("consumer %s: skip %s/%d@%d: %w", id, s.Source, s.Partition, s.Position, err)
+	}
+	return nil
+}
+
+// Skips returns the skips of consumer id on source above position after.
+func (r *Registry) Skips(ctx context.Context, id, source string, after int64) ([]Skip, error) {
+	return r.skips(ctx, r.e.DB, id, source, after)
+}
+
+func (r *Registry) skips(ctx context.Context, q engine.Querier, id, source string, after int64) ([]Skip, error) {
+	rows, err := r.e.Query(ctx, q, dialect.SkippedRead, nil, map[string]any{"consumer_id": id, "source_name": source, "after": after})
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Skip
+	for rows.Next() {
+		s := Skip{Source: source}
+		if err := rows.Scan(&s.Partition, &s.Position, &s.Key, &s.EveryKey); err != nil {
+			return nil, r.e.Errors.Wrap(err)
+		}
+		out = append(out, s)
+	}
+	return out, r.e.Errors.Wrap(rows.Err())
+}
