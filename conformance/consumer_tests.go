@@ -23,6 +23,7 @@ func consumerTests() []Test {
 		{"consumer/empty_stretch_saved_once_a_minute", testConsumerEmptyStretch},
 		{"consumer/run_woken_by_mark_graceful_stop", testConsumerRunWokenGracefulStop},
 		{"consumer/torture_kill9_three_processes", testConsumerTorture},
+		{"consumer/torture_one_consumer_three_processes_kill9", testConsumerSharedTorture},
 	}
 }
 

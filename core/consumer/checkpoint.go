@@ -83,3 +83,23 @@ func (r *Registry) Advance(ctx context.Context, q engine.Querier, id, source str
 	}
 	return moved, retryTransient(ctx, func() error { return run(r.e.DB) })
 }
+
+// advanceOver moves the checkpoint to position in tx, the transaction of
+// the apply of the message at below (position >= below), only while no
+// writer has moved it to below or past it: a second instance applying the
+// same message finds it moved and rolls back. Guarding on the target
+// instead would let both commit when the one with the lower target writes
+// first.
+func (r *Registry) advanceOver(ctx context.Context, tx engine.Querier, id, source string, partition int, position, below, epoch int64) (bool, error) {
+	var ep any
+	if epoch > 0 {
+		ep = epoch
+	}
+	res, err := r.e.Exec(ctx, tx, dialect.CheckpointAdvanceOver, nil, map[string]any{"consumer_id": id, "source_name": source,
+		"partition_no": partition, "position": position, "below": below, "epoch": ep, "epoch_floor": epoch})
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}

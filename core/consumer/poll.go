@@ -328,9 +328,9 @@ func (r *Runner) applyOne(ctx context.Context, m Message) error {
 // it and everything before it. An apply that committed is therefore never
 // applied again; one behind an earlier apply that failed rolls back. When
 // the write moves nothing, the checkpoint as this transaction reads it
-// decides: an epoch above the poll's fences the apply off (rolled back), a
-// position at or past m means another poll applied m with its checkpoint
-// (rolled back: applied once), anything else commits.
+// decides: an epoch above the poll's fences the apply off (rolled back),
+// anything else means another poll applied m with its checkpoint (rolled
+// back: applied once).
 func (r *Runner) applyInTx(ctx context.Context, m Message) error {
 	e := r.reg.e
 	if e.Cat.Locks.SerializesWriters {
@@ -365,30 +365,28 @@ func (r *Runner) applyInTxOnce(ctx context.Context, m Message) error {
 		return err
 	}
 	target := r.target(m)
-	moved, err := r.reg.Advance(ctx, tx, r.c.ID, m.Source, m.Partition, target, r.epoch)
+	moved, err := r.reg.advanceOver(ctx, tx, r.c.ID, m.Source, m.Partition, target, m.Position, r.epoch)
 	if err != nil {
 		return err
 	}
 	if !moved {
+		// Never commits: another writer moved the checkpoint to m or past
+		// it (m is applied), or a rebuild fenced the poll off. The read
+		// only tells which; under a snapshot isolation it may see the row
+		// as the transaction began, so it decides nothing else.
 		cp, err := r.reg.readCheckpoint(ctx, tx, r.c.ID, m.Source, m.Partition)
 		if err != nil {
 			return err
 		}
-		switch {
-		case cp.Epoch > r.epoch:
+		if cp.Epoch > r.epoch {
 			return ErrStale
-		case cp.Recorded && cp.Position >= m.Position:
-			return errDuplicate
 		}
+		return errDuplicate
 	}
 	if err := e.Errors.Wrap(tx.Commit()); err != nil {
 		return err
 	}
-	saved := int64(0)
-	if moved {
-		saved = target
-	}
-	r.done(m, saved)
+	r.done(m, target)
 	return nil
 }
 

@@ -23,6 +23,9 @@ func ansiConsumerStatements() map[StatementID]string {
 		CheckpointAdvance: `UPDATE ${consumer_checkpoints_table} SET position = #{position}, epoch = #{epoch} ` +
 			`WHERE consumer_id = #{consumer_id} AND source_name = #{source_name} AND partition_no = #{partition_no} ` +
 			`AND (position IS NULL OR position < #{position}) AND COALESCE(epoch, 0) <= #{epoch_floor}`,
+		CheckpointAdvanceOver: `UPDATE ${consumer_checkpoints_table} SET position = #{position}, epoch = #{epoch} ` +
+			`WHERE consumer_id = #{consumer_id} AND source_name = #{source_name} AND partition_no = #{partition_no} ` +
+			`AND (position IS NULL OR position < #{below}) AND COALESCE(epoch, 0) <= #{epoch_floor}`,
 		CheckpointReset: `UPDATE ${consumer_checkpoints_table} SET position = NULL, epoch = #{epoch} WHERE consumer_id = #{consumer_id}`,
 	}
 }

@@ -44,6 +44,13 @@ const (
 	// the checkpoint back, or one from a poll begun before a rebuild, changes
 	// nothing.
 	CheckpointAdvance StatementID = "checkpoint.advance"
+	// CheckpointAdvanceOver is CheckpointAdvance for an apply that commits
+	// with its checkpoint: it changes the row only while its position is
+	// NULL or below #{below}, the applied message's own position, so of
+	// two instances applying one message only the first to write commits
+	// (the second finds the position at or past it, however far the first
+	// moved it).
+	CheckpointAdvanceOver StatementID = "checkpoint.advance_over"
 	// CheckpointReset sets position = NULL and epoch = #{epoch} on every
 	// checkpoint of #{consumer_id} (a rebuild).
 	CheckpointReset StatementID = "checkpoint.reset"
@@ -65,6 +72,7 @@ var consumerStatements = []StatementSpec{
 	{ID: CheckpointRead, Binds: []string{"consumer_id"}, Tables: checkpointsTable, Returns: []string{"source_name", "partition_no", "position", "epoch"}},
 	{ID: CheckpointReadOne, Binds: []string{"consumer_id", "source_name", "partition_no"}, Tables: checkpointsTable, Returns: []string{"position", "epoch"}},
 	{ID: CheckpointAdvance, Binds: []string{"consumer_id", "source_name", "partition_no", "position", "epoch", "epoch_floor"}, Tables: checkpointsTable},
+	{ID: CheckpointAdvanceOver, Binds: []string{"consumer_id", "source_name", "partition_no", "position", "below", "epoch", "epoch_floor"}, Tables: checkpointsTable},
 	{ID: CheckpointReset, Binds: []string{"consumer_id", "epoch"}, Tables: checkpointsTable},
 }
 

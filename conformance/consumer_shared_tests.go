@@ -1,0 +1,175 @@
+package conformance
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+)
+
+// sharedArgs are the arguments of the "consumer-shared" worker action:
+// one instance of a consumer that other processes run too.
+type sharedArgs struct {
+	// Marker is a file the killed instance creates in the middle of its
+	// apply; the others start polling once it exists, so the kill always
+	// lands while they run.
+	Marker string `json:"marker"`
+	// KillAfter > 0: this instance is the one killed, with SIGKILL, in
+	// that apply (its row written, its transaction not committed), once
+	// the others have committed OthersFirst rows (or at once on an engine
+	// that serialises writers: its open transaction holds them off).
+	KillAfter   int `json:"kill_after"`
+	OthersFirst int `json:"others_first"`
+	Want        int `json:"want"`
+}
+
+func init() {
+	RegisterWorkerAction("consumer-shared", runSharedConsumer)
+}
+
+// sharedCount is how many distinct positions the shared consumer applied.
+func sharedCount(ctx context.Context, db *sql.DB) (int, error) {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT COUNT(DISTINCT pos) FROM `+tortureTable+` WHERE consumer_name = 'shared'`).Scan(&n)
+	return n, err
+}
+
+// runSharedConsumer runs one instance of the consumer "shared"
+// (Transactional, 4 workers) until every position is applied.
+func runSharedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, error) {
+	var args sharedArgs
+	if err := json.Unmarshal(job.Args, &args); err != nil {
+		return nil, err
+	}
+	e, err := engine.Open(ctx, db, job.Catalogue, job.Config)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	if args.KillAfter == 0 {
+		awaitFile(args.Marker, time.Minute) // hang guard only
+	}
+	invoked := make(chan struct{}, 1<<20)
+	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: "torture", Name: "shared", Transactional: true,
+		Sources: []consumer.Source{consumer.EventStoreSource{Store: eventstore.New(e, nil)}}, PageSize: 16,
+		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s (consumer_name, pos) VALUES ('shared', %d)`, tortureTable, m.Position)); err != nil {
+				return err
+			}
+			invoked <- struct{}{}
+			if args.KillAfter > 0 && len(invoked) == args.KillAfter {
+				killMidApply(ctx, db, e, args)
+			}
+			return nil
+		}})
+	if err != nil {
+		return nil, err
+	}
+	for range 10000 {
+		if _, err := r.Poll(ctx); err != nil {
+			return nil, err
+		}
+		n, err := sharedCount(ctx, db)
+		if err != nil {
+			return nil, err
+		}
+		if n >= args.Want {
+			return n, nil
+		}
+	}
+	return nil, errors.New("shared consumer did not catch up in 10000 polls")
+}
+
+// killMidApply lets the other instances go, waits until they have
+// committed applies of their own (bounded: 20 s), and kills this process.
+func killMidApply(ctx context.Context, db *sql.DB, e *engine.Engine, args sharedArgs) {
+	_ = os.WriteFile(args.Marker, nil, 0o600)
+	if !e.Cat.Locks.SerializesWriters {
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if n, err := sharedCount(ctx, db); err == nil && n >= args.OthersFirst {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL) // kill -9, mid-apply
+	select {}
+}
+
+func awaitFile(path string, bound time.Duration) {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// testConsumerSharedTorture runs ONE consumer in three OS processes at
+// once over the same checkpoints; one is killed with SIGKILL in the middle
+// of an apply while the others apply. With the handler writing in the
+// checkpoint's transaction, every committed event is applied exactly once
+// in all: an apply whose checkpoint another instance already moved past
+// rolls back.
+func testConsumerSharedTorture(t T, env *Env) {
+	s, e := openStore(t, env)
+	if _, err := env.DB.Exec(`CREATE TABLE ` + tortureTable + ` (consumer_name VARCHAR(64) NOT NULL, pos BIGINT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range 16 {
+		ids = append(ids, fmt.Sprintf("s-%d", i))
+	}
+	positions := appendSpread(t, s, e, ids, 240)
+	dir, err := os.MkdirTemp("", "tidemark-shared-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	marker := dir + "/killed"
+	job := func(kill int) WorkerJob {
+		raw, _ := json.Marshal(sharedArgs{Marker: marker, KillAfter: kill, OthersFirst: 20, Want: len(positions)})
+		return WorkerJob{Action: "consumer-shared", Catalogue: env.Catalogue, Driver: env.Driver, DSN: env.DSN, Config: defaultConfig(env), Args: raw}
+	}
+	res, err := RunWorkers(context.Background(), []WorkerJob{job(0), job(0), job(3)})
+	if errors.Is(err, errNoWorkers) {
+		skipf(t, "%v", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "worker ended without a result") {
+		t.Fatalf("want the third instance killed mid-apply, got %v (results %+v)", err, res)
+	}
+	// The two survivors' results were read before the killed one's end
+	// (RunWorkers reads in job order), so both finished: every position
+	// is applied. The table tells how often.
+	rows, err := env.DB.Query(`SELECT pos, COUNT(*) FROM ` + tortureTable + ` WHERE consumer_name = 'shared' GROUP BY pos`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	applied := 0
+	for rows.Next() {
+		var pos int64
+		var n int
+		if err := rows.Scan(&pos, &n); err != nil {
+			t.Fatal(err)
+		}
+		applied++
+		if n != 1 {
+			t.Errorf("position %d applied %d times by the three instances", pos, n)
+		}
+	}
+	if applied != len(positions) {
+		t.Errorf("%d positions applied, want %d", applied, len(positions))
+	}
+}
