@@ -25,6 +25,30 @@ func (t *Topic) ReadPartition(ctx context.Context, partition int, after int64, l
 	return t.read(ctx, partition, after, limit)
 }
 
+// ReadPartitionUpTo reads up to limit messages of one partition with
+// positions in (after, upto], in position order: a consumer reads up to the
+// mark it read once for its whole poll, so a page never reaches past it
+// (upto above the topic's mark is the caller's error: positions there may
+// still commit). A read after a position below the topic's start is a
+// *MissingHistoryError, as for ReadPartition; one round trip for the rows
+// and one for the start (checked after the rows, see readUpTo).
+func (t *Topic) ReadPartitionUpTo(ctx context.Context, partition int, after, upto int64, limit int) ([]Record, error) {
+	if partition < 0 || partition >= t.e.Partitions {
+		return nil, fmt.Errorf("partition %d is out of range 0..%d", partition, t.e.Partitions-1)
+	}
+	if upto <= after {
+		// Nothing to read, but history below the start is still missing:
+		// the caller learns it now, not at the next message.
+		if _, start, err := t.Bounds(ctx); err != nil {
+			return nil, err
+		} else if after < start {
+			return nil, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
+		}
+		return nil, nil
+	}
+	return t.readUpTo(ctx, partition, after, upto, limit)
+}
+
 func (t *Topic) read(ctx context.Context, partition int, after int64, limit int) ([]Record, error) {
 	mark, start, err := t.Bounds(ctx)
 	if err != nil {

@@ -85,6 +85,10 @@ func New(ctx context.Context, e *engine.Engine) (*Topic, error) {
 // Name is the topic's name (its mark row, the consumers' source_name).
 func (t *Topic) Name() string { return t.name }
 
+// Partitions is the topic's partition count, the engine's: a message's
+// partition is stamped from its key among them at publish.
+func (t *Topic) Partitions() int { return t.e.Partitions }
+
 // Advancer returns a high-water-mark advancer for this topic: opts with
 // Topic and PositionTable set to the topic's own. Publish nudges it after
 // each commit.

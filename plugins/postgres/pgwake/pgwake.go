@@ -1,8 +1,15 @@
-// Package pgwake wakes Tidemark followers in any process when a PostgreSQL
-// high-water mark moves: the advancer runs pg_notify('tidemark_hwm', topic)
-// after every move (statement hwm.notify), and a Waker LISTENs for it on a
-// dedicated connection. Polling stays the fallback: a lost connection is
-// retried, and a follower's poll interval still bounds its wait.
+// Package pgwake wakes Tidemark followers and consumers in any process when
+// a PostgreSQL high-water mark moves: the advancer runs
+// pg_notify('tidemark_hwm', topic) after every move (statement hwm.notify),
+// and a Waker LISTENs for it on a dedicated connection. A *Waker is the
+// Waker of eventstore.FollowOptions, topic.FollowOptions,
+// consumer.EventStoreSource and consumer.CaptureSource alike (listen for
+// engine.EventStoreTopic or topic.CaptureTopic).
+//
+// Polling stays the fallback: a lost connection is retried with backoff,
+// and a follower's poll interval still bounds its wait. A failure to
+// listen is not silent: it is logged once per outage (and once more when
+// listening resumes), kept as Err, and handed to an OnError callback.
 //
 // It imports pgx, which is why it is not part of the dialect package (a
 // dialect imports only core/dialect).
@@ -10,28 +17,67 @@ package pgwake
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/topic"
 )
 
 // Channel is the notification channel the postgres dialect notifies on.
 const Channel = "tidemark_hwm"
 
-// Waker implements eventstore.Waker from PostgreSQL notifications.
+// Backoff bounds between listen attempts: 100 ms doubling to 5 s, so a
+// restarted server is met again within seconds while a dead one costs a
+// connection attempt every 5 s.
+const (
+	firstBackoff = 100 * time.Millisecond
+	maxBackoff   = 5 * time.Second
+)
+
+// A *Waker serves every Waker interface of the core.
+var (
+	_ eventstore.Waker = (*Waker)(nil)
+	_ topic.Waker      = (*Waker)(nil)
+)
+
+// Waker implements the core's Waker interfaces from PostgreSQL
+// notifications.
 type Waker struct {
 	mu      sync.Mutex
 	changed chan struct{}
+	err     error // the last listen failure; nil while listening
 	topic   string
 	ready   chan struct{}
 	once    sync.Once
+
+	logger  *slog.Logger
+	onError func(error)
 }
+
+// Option configures Listen.
+type Option func(*Waker)
+
+// WithLogger sets the logger a listen failure is reported to (default
+// slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(w *Waker) { w.logger = l } }
+
+// OnError registers fn, called with every failed listen attempt (connect,
+// LISTEN, or the connection lost while waiting), from the waker's own
+// goroutine; it must not block. A failure caused by ctx's end is not
+// reported.
+func OnError(fn func(error)) Option { return func(w *Waker) { w.onError = fn } }
 
 // Listen connects with dsn (a pgx connection string) and wakes on every
 // notification for topic ("" for any topic) until ctx ends.
-func Listen(ctx context.Context, dsn, topic string) *Waker {
-	w := &Waker{changed: make(chan struct{}), topic: topic, ready: make(chan struct{})}
+func Listen(ctx context.Context, dsn, topic string, opts ...Option) *Waker {
+	w := &Waker{changed: make(chan struct{}), topic: topic, ready: make(chan struct{}), logger: slog.Default()}
+	for _, o := range opts {
+		o(w)
+	}
 	go w.run(ctx, dsn)
 	return w
 }
@@ -46,6 +92,15 @@ func (w *Waker) Changed() <-chan struct{} {
 	return w.changed
 }
 
+// Err returns the last listen failure while the waker is not listening
+// (followers then only poll), nil while it listens or before its first
+// attempt ended.
+func (w *Waker) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
 func (w *Waker) wake() {
 	w.mu.Lock()
 	close(w.changed)
@@ -54,34 +109,70 @@ func (w *Waker) wake() {
 }
 
 func (w *Waker) run(ctx context.Context, dsn string) {
-	backoff := 100 * time.Millisecond
+	backoff := firstBackoff
 	for ctx.Err() == nil {
-		if err := w.listen(ctx, dsn); err != nil && ctx.Err() == nil {
-			// Wake once: notifications may have been missed while down.
-			w.wake()
-			select {
-			case <-ctx.Done():
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, 5*time.Second)
+		listened, err := w.listen(ctx, dsn)
+		if err == nil || ctx.Err() != nil {
+			continue
 		}
+		if listened {
+			backoff = firstBackoff // a lost connection, not a refused one
+		}
+		w.failed(err)
+		// Wake once: notifications may have been missed while down.
+		w.wake()
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, maxBackoff)
 	}
 }
 
-func (w *Waker) listen(ctx context.Context, dsn string) error {
+// failed records err; the first failure of an outage is logged.
+func (w *Waker) failed(err error) {
+	w.mu.Lock()
+	first := w.err == nil
+	w.err = err
+	w.mu.Unlock()
+	if first {
+		w.logger.Warn("pgwake: not listening for high-water-mark notifications; retrying, followers poll meanwhile",
+			"channel", Channel, "topic", w.topic, "err", err)
+	}
+	if w.onError != nil {
+		w.onError(err)
+	}
+}
+
+// listening clears the failure once LISTEN is in place again.
+func (w *Waker) listening() {
+	w.mu.Lock()
+	was := w.err
+	w.err = nil
+	w.mu.Unlock()
+	if was != nil {
+		w.logger.Info("pgwake: listening again", "channel", Channel, "topic", w.topic)
+		w.wake() // what moved while down
+	}
+	w.once.Do(func() { close(w.ready) })
+}
+
+// listen LISTENs until the connection fails; listened says LISTEN was in
+// place before it did.
+func (w *Waker) listen(ctx context.Context, dsn string) (listened bool, err error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
-		return err
+		return false, err
 	}
-	w.once.Do(func() { close(w.ready) })
+	w.listening()
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			return err
+			return true, err
 		}
 		if w.topic == "" || n.Payload == w.topic {
 			w.wake()
