@@ -11,9 +11,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/conformance/harness"
+	"github.com/tidemarkdb/tidemark/core/consumer"
 )
 
 // peerResult is the JSON line bench/peers/watermill prints.
@@ -85,4 +87,51 @@ func loadAvg() string {
 		return "?"
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// tracedSource counts a source's calls and the time spent in them, so a
+// missed target can say where a poll's time goes without touching the
+// runner (-consumer-trace).
+type tracedSource struct {
+	consumer.Source
+	mu                sync.Mutex
+	marks, reads, got int
+	inMark, inRead    time.Duration
+}
+
+func (t *tracedSource) Mark(ctx context.Context) (int64, error) {
+	start := time.Now()
+	m, err := t.Source.Mark(ctx)
+	t.mu.Lock()
+	t.marks++
+	t.inMark += time.Since(start)
+	t.mu.Unlock()
+	return m, err
+}
+
+func (t *tracedSource) Read(ctx context.Context, partition int, after, upto int64, limit int) ([]consumer.Message, error) {
+	start := time.Now()
+	ms, err := t.Source.Read(ctx, partition, after, upto, limit)
+	t.mu.Lock()
+	t.reads++
+	t.got += len(ms)
+	t.inRead += time.Since(start)
+	t.mu.Unlock()
+	return ms, err
+}
+
+// report is one line: polls (one Mark each), partition reads, messages
+// read, and the time in each per poll.
+func (t *tracedSource) report(elapsed time.Duration) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	per := func(d time.Duration) string {
+		if t.marks == 0 {
+			return "-"
+		}
+		return ms(d / time.Duration(t.marks))
+	}
+	return fmt.Sprintf("%d polls in %s (%s each): Mark %s, %.1f partition reads %s, %.1f messages per poll",
+		t.marks, elapsed.Round(time.Millisecond), per(elapsed), per(t.inMark),
+		float64(t.reads)/float64(max(t.marks, 1)), per(t.inRead), float64(t.got)/float64(max(t.marks, 1)))
 }
