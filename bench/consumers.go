@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,11 +22,12 @@ var (
 	flagConsumers      = flag.Bool("consumers", true, "run the consumer cells (throughput, latency, catch-up)")
 	flagConsumersOnly  = flag.Bool("consumers-only", false, "run only the consumer cells")
 	flagConsumerEvents = flag.Int("consumer-events", 1000000, "events of the consumer catch-up (capped for in-memory H2/HSQLDB)")
-	flagConsumerTx     = flag.Int("consumer-tx-events", 100000, "events applied by the Transactional catch-up (one transaction each)")
+	flagConsumerTx     = flag.Int("consumer-tx-events", 20000, "events applied by the Transactional catch-up (one transaction each)")
 	flagConsumerTput   = flag.Int("consumer-throughput-events", 50000, "events appended and consumed per throughput round")
 	flagConsumerRounds = flag.Int("consumer-rounds", 3, "rounds of the consumer throughput and catch-up cells")
 	flagLatencyRate    = flag.Int("latency-rate", 1000, "events per second of the commit→applied latency cell")
 	flagLatencyTime    = flag.Duration("latency-duration", 5*time.Second, "duration of the commit→applied latency cell")
+	flagConsumerCells  = flag.String("consumer-cells", "throughput,latency,catchup", "which consumer cells to run")
 	flagTrace          = flag.Bool("consumer-trace", false, "print where each consumer cell's polls spend their time")
 	flagPeers          = flag.String("peers-dir", "bench/peers", "the watermill peer's module ('' skips watermill)")
 )
@@ -68,14 +70,21 @@ func (a *applied) add(pos int64) {
 // runConsumerCells runs every consumer cell of one dialect, each on a
 // fresh database so earlier cells' rows do not count.
 func runConsumerCells(ctx context.Context, prov *harness.Provider, tg target, fresh func() (*bench, string, error)) error {
-	if err := consumerThroughput(ctx, prov, tg, fresh); err != nil {
-		return fmt.Errorf("consumer throughput: %w", err)
+	cells := []struct {
+		name string
+		run  func() error
+	}{
+		{"throughput", func() error { return consumerThroughput(ctx, prov, tg, fresh) }},
+		{"latency", func() error { return consumerLatency(ctx, prov, tg, fresh) }},
+		{"catchup", func() error { return consumerCatchUp(ctx, tg, fresh) }},
 	}
-	if err := consumerLatency(ctx, prov, tg, fresh); err != nil {
-		return fmt.Errorf("consumer latency: %w", err)
-	}
-	if err := consumerCatchUp(ctx, tg, fresh); err != nil {
-		return fmt.Errorf("consumer catch-up: %w", err)
+	for _, c := range cells {
+		if !strings.Contains(","+*flagConsumerCells+",", ","+c.name+",") {
+			continue
+		}
+		if err := c.run(); err != nil {
+			return fmt.Errorf("consumer %s: %w", c.name, err)
+		}
 	}
 	return nil
 }
