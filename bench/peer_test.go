@@ -40,3 +40,34 @@ func TestPercentiles(t *testing.T) {
 		})
 	}
 }
+
+// applied counts a position once however often a Transactional apply ran
+// it, and signals only when every wanted position was seen.
+func TestAppliedCountsDistinctPositions(t *testing.T) {
+	a := newApplied(3)
+	for _, pos := range []int64{5, 5, 7, 5, 7} {
+		a.add(pos)
+	}
+	select {
+	case <-a.full:
+		t.Fatal("full after 2 distinct positions of 3")
+	default:
+	}
+	a.add(9)
+	select {
+	case <-a.full:
+	default:
+		t.Fatal("not full after 3 distinct positions")
+	}
+	a.add(11) // past want: must not close full again (a panic)
+	if len(a.seen) != 4 {
+		t.Fatalf("seen %d positions, want 4", len(a.seen))
+	}
+	open := newApplied(-1) // the latency cell's: never full
+	open.add(1)
+	select {
+	case <-open.full:
+		t.Fatal("an unbounded counter signalled full")
+	default:
+	}
+}
