@@ -253,7 +253,11 @@ func consumerThroughput(ctx context.Context, prov *harness.Provider, tg target, 
 // tidemarkLatency appends single events at rate for d and returns the
 // commit→applied latencies. On PostgreSQL the runner wakes on pgwake's
 // LISTEN (the advancer's pg_notify), elsewhere on the local advancer.
-func tidemarkLatency(ctx context.Context, b *bench, dsn string, tx bool) ([]time.Duration, string, error) {
+//
+// mode "follow" reads with Store.Follow woken by the same waker instead:
+// the same run's floor (append, advancer, wake-up, one read) under the
+// machine's load, against which the runner's extra cost shows.
+func tidemarkLatency(ctx context.Context, b *bench, dsn, mode string) ([]time.Duration, string, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	advDone := make(chan struct{})
@@ -270,12 +274,24 @@ func tidemarkLatency(ctx context.Context, b *bench, dsn string, tx bool) ([]time
 		waker, how = w, "pgwake LISTEN/NOTIFY"
 	}
 	got := newApplied(-1)
-	r, src, err := newRunner(ctx, b, fmt.Sprintf("latency-%v", tx), tx, waker, got)
-	if err != nil {
-		return nil, "", err
-	}
+	src := &tracedSource{}
 	runDone := make(chan error, 1)
-	go func() { runDone <- r.Run(rctx) }()
+	if mode == "follow" {
+		go func() {
+			runDone <- b.store.Follow(rctx, 0, eventstore.FollowOptions{Waker: waker}, func(ev eventstore.Recorded) error {
+				got.add(ev.GlobalPosition)
+				return nil
+			})
+		}()
+	} else {
+		var r *consumer.Runner
+		var err error
+		r, src, err = newRunner(ctx, b, "latency-"+mode, mode == "runner-tx", waker, got)
+		if err != nil {
+			return nil, "", err
+		}
+		go func() { runDone <- r.Run(rctx) }()
+	}
 	committed := map[int64]time.Time{}
 	rng := rand.New(rand.NewPCG(7, 8))
 	interval := time.Second / time.Duration(*flagLatencyRate)
@@ -306,7 +322,9 @@ func tidemarkLatency(ctx context.Context, b *bench, dsn string, tx bool) ([]time
 			break
 		}
 	}
-	trace(fmt.Sprintf("latency tx=%v", tx), src, time.Since(start))
+	if mode != "follow" {
+		trace("latency "+mode, src, time.Since(start))
+	}
 	stop()
 	<-runDone
 	<-advDone
@@ -325,19 +343,20 @@ func tidemarkLatency(ctx context.Context, b *bench, dsn string, tx bool) ([]time
 }
 
 func consumerLatency(ctx context.Context, prov *harness.Provider, tg target, fresh func() (*bench, string, error)) error {
-	for _, tx := range []bool{false, true} {
+	for _, mode := range []string{"follow", "runner", "runner-tx"} {
 		b, dsn, err := fresh()
 		if err != nil {
 			return err
 		}
-		lat, how, err := tidemarkLatency(ctx, b, dsn, tx)
+		lat, how, err := tidemarkLatency(ctx, b, dsn, mode)
 		b.close()
 		if err != nil {
 			return err
 		}
 		p := percentiles(lat, 0.5, 0.99)
-		fmt.Printf("   consumer commit→applied at %d ev/s, Transactional %v, woken by %s: p50 %s  p99 %s  (n=%d; target p99 ≤ 5ms)\n",
-			*flagLatencyRate, tx, how, ms(p[0]), ms(p[1]), len(lat))
+		what := map[string]string{"follow": "Follow (floor)", "runner": "runner", "runner-tx": "runner, Transactional"}[mode]
+		fmt.Printf("   consumer commit→applied at %d ev/s, %s, woken by %s: p50 %s  p99 %s  (n=%d; target p99 ≤ 5ms)\n",
+			*flagLatencyRate, what, how, ms(p[0]), ms(p[1]), len(lat))
 	}
 	peer, err := watermill(ctx, prov, tg, "latency", 0)
 	if err != nil {
