@@ -262,16 +262,9 @@ func tidemarkLatency(ctx context.Context, b *bench, dsn, mode string) ([]time.Du
 	defer stop()
 	advDone := make(chan struct{})
 	go func() { defer close(advDone); _ = b.adv.Run(rctx) }()
-	var waker eventstore.Waker = b.adv
-	how := "local advancer"
-	if b.driver == "pgx" {
-		w := pgwake.Listen(rctx, dsn, "")
-		select {
-		case <-w.Ready():
-		case <-time.After(30 * time.Second):
-			return nil, "", errors.New("pgwake: no LISTEN after 30 s")
-		}
-		waker, how = w, "pgwake LISTEN/NOTIFY"
+	waker, how, err := latencyWaker(rctx, b, dsn)
+	if err != nil {
+		return nil, "", err
 	}
 	got := newApplied(-1)
 	src := &tracedSource{}
@@ -285,31 +278,16 @@ func tidemarkLatency(ctx context.Context, b *bench, dsn, mode string) ([]time.Du
 		}()
 	} else {
 		var r *consumer.Runner
-		var err error
 		r, src, err = newRunner(ctx, b, "latency-"+mode, mode == "runner-tx", waker, got)
 		if err != nil {
 			return nil, "", err
 		}
 		go func() { runDone <- r.Run(rctx) }()
 	}
-	committed := map[int64]time.Time{}
-	rng := rand.New(rand.NewPCG(7, 8))
-	interval := time.Second / time.Duration(*flagLatencyRate)
 	start := time.Now()
-	for i := 0; ; i++ {
-		at := start.Add(time.Duration(i) * interval)
-		if at.Sub(start) >= *flagLatencyTime {
-			break
-		}
-		time.Sleep(time.Until(at))
-		res, err := b.store.Append(ctx, stream(rng, 1, "bench.Tail"))
-		if err != nil {
-			if eventstore.IsConflict(err) {
-				continue
-			}
-			return nil, "", err
-		}
-		committed[res.Positions[0]] = time.Now()
+	committed, err := pacedAppends(ctx, b)
+	if err != nil {
+		return nil, "", err
 	}
 	// Wait until every committed event was applied (a runner slower than
 	// the rate applies a backlog, which the latencies then show); the
@@ -340,6 +318,45 @@ func tidemarkLatency(ctx context.Context, b *bench, dsn, mode string) ([]time.Du
 		return nil, "", fmt.Errorf("applied %d of %d committed events", len(lat), len(committed))
 	}
 	return lat, how, nil
+}
+
+// latencyWaker is what wakes the latency cell's reader: pgwake's LISTEN
+// on PostgreSQL (the cross-process path), the local advancer elsewhere.
+func latencyWaker(ctx context.Context, b *bench, dsn string) (eventstore.Waker, string, error) {
+	if b.driver != "pgx" {
+		return b.adv, "local advancer", nil
+	}
+	w := pgwake.Listen(ctx, dsn, "")
+	select {
+	case <-w.Ready():
+		return w, "pgwake LISTEN/NOTIFY", nil
+	case <-time.After(30 * time.Second):
+		return nil, "", errors.New("pgwake: no LISTEN after 30 s")
+	}
+}
+
+// pacedAppends appends one single-event stream every 1/-latency-rate for
+// -latency-duration and returns when each position's append returned.
+func pacedAppends(ctx context.Context, b *bench) (map[int64]time.Time, error) {
+	committed := map[int64]time.Time{}
+	rng := rand.New(rand.NewPCG(7, 8))
+	interval := time.Second / time.Duration(*flagLatencyRate)
+	start := time.Now()
+	for i := 0; ; i++ {
+		at := start.Add(time.Duration(i) * interval)
+		if at.Sub(start) >= *flagLatencyTime {
+			return committed, nil
+		}
+		time.Sleep(time.Until(at))
+		res, err := b.store.Append(ctx, stream(rng, 1, "bench.Tail"))
+		if err != nil {
+			if eventstore.IsConflict(err) {
+				continue
+			}
+			return nil, err
+		}
+		committed[res.Positions[0]] = time.Now()
+	}
 }
 
 func consumerLatency(ctx context.Context, prov *harness.Provider, tg target, fresh func() (*bench, string, error)) error {
