@@ -46,7 +46,7 @@ unit:
 conformance:
 	$(GO) test $(GOFLAGS_T) -v -run TestConformance ./conformance
 
-## bench: throughput and latency ratios against a plain-INSERT baseline, measured side by side
+## bench: throughput and latency ratios against a plain-INSERT baseline, and consumers against Follow and watermill-sql (bench/peers), measured side by side
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 	$(GO) test -run '^$$' -bench RoundTrip -benchtime 20000x ./jdbcbridge

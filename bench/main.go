@@ -71,6 +71,8 @@ func main() {
 	defer prov.Close()
 	fmt.Printf("Tidemark benchmark — %s, %d rounds × %s per side per cell; ratio = tidemark / baseline (median [min–max])\n",
 		time.Now().UTC().Format(time.RFC3339), *flagRounds, *flagCell)
+	fmt.Printf("load average at the start: %s (2-core machine shared with the database servers)\n", loadAvg())
+	defer func() { fmt.Printf("\nload average at the end: %s\n", loadAvg()) }()
 	for _, tg := range allTargets {
 		if *flagOnly != "" && !strings.Contains(","+*flagOnly+",", ","+tg.dialect+",") {
 			continue
@@ -102,12 +104,20 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 	if err != nil {
 		return err
 	}
-	fresh := func() (*bench, error) {
+	freshDSN := func() (*bench, string, error) {
 		db, err := prov.Open(ctx, tg.engine, tg.driver)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		return newBench(ctx, loaded.Catalogue, tg.driver, db.DSN)
+		b, err := newBench(ctx, loaded.Catalogue, tg.driver, db.DSN)
+		return b, db.DSN, err
+	}
+	fresh := func() (*bench, error) {
+		b, _, err := freshDSN()
+		return b, err
+	}
+	if *flagConsumersOnly {
+		return runConsumerCells(ctx, prov, tg, freshDSN)
 	}
 	for _, batch := range []int{1, 100} {
 		for _, writers := range []int{1, 4, 16} {
@@ -156,6 +166,9 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 		}
 	}
 	b.close()
+	if *flagConsumers {
+		return runConsumerCells(ctx, prov, tg, freshDSN)
+	}
 	return nil
 }
 

@@ -1,0 +1,488 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/conformance/harness"
+	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/plugins/postgres/pgwake"
+)
+
+var (
+	flagConsumers      = flag.Bool("consumers", true, "run the consumer cells (throughput, latency, catch-up)")
+	flagConsumersOnly  = flag.Bool("consumers-only", false, "run only the consumer cells")
+	flagConsumerEvents = flag.Int("consumer-events", 1000000, "events of the consumer catch-up (capped for in-memory H2/HSQLDB)")
+	flagConsumerTx     = flag.Int("consumer-tx-events", 20000, "events applied by the Transactional catch-up (one transaction each)")
+	flagConsumerTput   = flag.Int("consumer-throughput-events", 50000, "events appended and consumed per throughput round")
+	flagConsumerRounds = flag.Int("consumer-rounds", 3, "rounds of the consumer throughput and catch-up cells")
+	flagLatencyRate    = flag.Int("latency-rate", 1000, "events per second of the commit→applied latency cell")
+	flagLatencyTime    = flag.Duration("latency-duration", 5*time.Second, "duration of the commit→applied latency cell")
+	flagConsumerCells  = flag.String("consumer-cells", "throughput,latency,catchup", "which consumer cells to run")
+	flagTrace          = flag.Bool("consumer-trace", false, "print where each consumer cell's polls spend their time")
+	flagPeers          = flag.String("peers-dir", "bench/peers", "the watermill peer's module ('' skips watermill)")
+)
+
+// publishers and batch shape the throughput cell on both sides: 4
+// goroutines appending (publishing) 100 single-event streams per call, so
+// the producer is never the bottleneck (both sides insert >40k/s batched)
+// and the consumer's keys spread over its workers.
+const (
+	publishers = 4
+	pubBatch   = 100
+)
+
+// applied counts distinct applied positions, so a Transactional apply that
+// rolled back and ran again is counted once; full is closed at want.
+type applied struct {
+	mu   sync.Mutex
+	seen map[int64]time.Time
+	want int
+	full chan struct{}
+}
+
+func newApplied(want int) *applied {
+	return &applied{seen: make(map[int64]time.Time, max(want, 0)), want: want, full: make(chan struct{})}
+}
+
+func (a *applied) add(pos int64) {
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.seen[pos]; ok {
+		return
+	}
+	a.seen[pos] = now
+	if len(a.seen) == a.want {
+		close(a.full)
+	}
+}
+
+// runConsumerCells runs every consumer cell of one dialect, each on a
+// fresh database so earlier cells' rows do not count.
+func runConsumerCells(ctx context.Context, prov *harness.Provider, tg target, fresh func() (*bench, string, error)) error {
+	cells := []struct {
+		name string
+		run  func() error
+	}{
+		{"throughput", func() error { return consumerThroughput(ctx, prov, tg, fresh) }},
+		{"latency", func() error { return consumerLatency(ctx, prov, tg, fresh) }},
+		{"catchup", func() error { return consumerCatchUp(ctx, tg, fresh) }},
+	}
+	for _, c := range cells {
+		if !strings.Contains(","+*flagConsumerCells+",", ","+c.name+",") {
+			continue
+		}
+		if err := c.run(); err != nil {
+			return fmt.Errorf("consumer %s: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+// newRunner builds a no-op consumer named name over b's event store; the
+// handler only records the position it applied.
+func newRunner(ctx context.Context, b *bench, name string, tx bool, waker eventstore.Waker, got *applied) (*consumer.Runner, *tracedSource, error) {
+	src := &tracedSource{Source: consumer.EventStoreSource{Store: b.store, Waker: waker}}
+	var s consumer.Source = src.Source
+	if *flagTrace {
+		s = src
+	}
+	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(b.e, nil), consumer.Options{
+		Type: "bench", Name: name, Transactional: tx,
+		Sources: []consumer.Source{s},
+		Handler: func(_ context.Context, _ *sql.Tx, m consumer.Message) error {
+			if got != nil {
+				got.add(m.Position)
+			}
+			return nil
+		},
+	})
+	return r, src, err
+}
+
+// trace prints where a cell's polls went (-consumer-trace).
+func trace(cell string, src *tracedSource, elapsed time.Duration) {
+	if *flagTrace {
+		fmt.Printf("     trace %s: %s\n", cell, src.report(elapsed))
+	}
+}
+
+// stream is one stream of n events of a random aggregate: Tidemark's
+// one-statement append (on PostgreSQL), as watermill's Publish of a batch
+// is one INSERT. (An Append of 100 single-event streams runs per stream
+// and appended ~5k ev/s with 4 writers: the producer, not the consumer,
+// would have been measured.)
+func stream(rng *rand.Rand, n int, typ string) eventstore.Stream {
+	evs := make([]eventstore.Event, n)
+	for i := range evs {
+		evs[i] = eventstore.Event{Type: typ, Payload: payload}
+	}
+	return eventstore.Stream{AggregateType: "bench.Account", AggregateID: fmt.Sprintf("c-%d", rng.IntN(1_000_000)), Events: evs}
+}
+
+// appendAll appends n events with publishers goroutines, pubBatch events
+// of one stream per call.
+func appendAll(ctx context.Context, b *bench, n int) error {
+	var next atomic.Int64
+	errs := make(chan error, publishers)
+	for w := range publishers {
+		go func() {
+			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
+			for {
+				from := next.Add(pubBatch) - pubBatch
+				if from >= int64(n) {
+					errs <- nil
+					return
+				}
+				k := int(min(pubBatch, int64(n)-from))
+				for {
+					_, err := b.store.Append(ctx, stream(rng, k, "bench.Deposited"))
+					if err == nil {
+						break
+					}
+					if !eventstore.IsConflict(err) {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	var first error
+	for range publishers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// tidemarkThroughput appends n events while one runner consumes them and
+// returns n / (first append → last apply).
+func tidemarkThroughput(ctx context.Context, b *bench, n int, tx bool, round int) (float64, error) {
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	advDone := make(chan struct{})
+	go func() { defer close(advDone); _ = b.adv.Run(rctx) }()
+	got := newApplied(n)
+	r, src, err := newRunner(ctx, b, fmt.Sprintf("tput-%v-%d", tx, round), tx, b.adv, got)
+	if err != nil {
+		return 0, err
+	}
+	runDone := make(chan error, 1)
+	go func() { runDone <- r.Run(rctx) }()
+	start := time.Now()
+	if err := appendAll(ctx, b, n); err != nil {
+		return 0, err
+	}
+	select {
+	case <-got.full:
+	case err := <-runDone:
+		return 0, fmt.Errorf("runner stopped: %w", err)
+	case <-time.After(10 * time.Minute): // hang guard
+		return 0, fmt.Errorf("applied %d of %d in 10 minutes", len(got.seen), n)
+	}
+	rate := float64(n) / time.Since(start).Seconds()
+	trace(fmt.Sprintf("throughput tx=%v", tx), src, time.Since(start))
+	stop()
+	<-runDone
+	<-advDone
+	return rate, nil
+}
+
+func consumerThroughput(ctx context.Context, prov *harness.Provider, tg target, fresh func() (*bench, string, error)) error {
+	n := *flagConsumerTput
+	if tg.dialect == "hsqldb" || tg.dialect == "h2" {
+		n = min(n, 20000) // in-memory JVM engines: keep the heap out of it
+	}
+	var ratios, ratiosTx []float64
+	var tm, tmTx, wm float64
+	rounds := *flagConsumerRounds
+	for round := range rounds {
+		var w float64
+		peer, err := watermill(ctx, prov, tg, "throughput", n)
+		if err != nil {
+			fmt.Printf("   (watermill: %v)\n", err)
+		} else if peer != nil {
+			w = peer.Rate
+		}
+		for _, tx := range []bool{false, true} {
+			b, _, err := fresh()
+			if err != nil {
+				return err
+			}
+			rate, err := tidemarkThroughput(ctx, b, n, tx, round)
+			b.close()
+			if err != nil {
+				return err
+			}
+			if tx {
+				tmTx += rate
+				if w > 0 {
+					ratiosTx = append(ratiosTx, rate/w)
+				}
+			} else {
+				tm += rate
+				if w > 0 {
+					ratios = append(ratios, rate/w)
+				}
+			}
+		}
+		wm += w
+	}
+	k := float64(rounds)
+	if len(ratios) == 0 {
+		fmt.Printf("   consumer append→applied, %d events, 1 consumer: %8.0f ev/s, Transactional %8.0f ev/s (no watermill adapter)\n", n, tm/k, tmTx/k)
+		return nil
+	}
+	fmt.Printf("   consumer append→applied, %d events, 1 consumer: %8.0f ev/s vs watermill-sql %8.0f msg/s  ratio %s; Transactional %8.0f ev/s  ratio %s (target ≥ 2)\n",
+		n, tm/k, wm/k, summary(ratios), tmTx/k, summary(ratiosTx))
+	return nil
+}
+
+// tidemarkLatency appends single events at rate for d and returns the
+// commit→applied latencies. On PostgreSQL the runner wakes on pgwake's
+// LISTEN (the advancer's pg_notify), elsewhere on the local advancer.
+//
+// mode "follow" reads with Store.Follow woken by the same waker instead:
+// the same run's floor (append, advancer, wake-up, one read) under the
+// machine's load, against which the runner's extra cost shows.
+func tidemarkLatency(ctx context.Context, b *bench, dsn, mode string) ([]time.Duration, string, error) {
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	advDone := make(chan struct{})
+	go func() { defer close(advDone); _ = b.adv.Run(rctx) }()
+	waker, how, err := latencyWaker(rctx, b, dsn)
+	if err != nil {
+		return nil, "", err
+	}
+	got := newApplied(-1)
+	src := &tracedSource{}
+	runDone := make(chan error, 1)
+	if mode == "follow" {
+		go func() {
+			runDone <- b.store.Follow(rctx, 0, eventstore.FollowOptions{Waker: waker}, func(ev eventstore.Recorded) error {
+				got.add(ev.GlobalPosition)
+				return nil
+			})
+		}()
+	} else {
+		var r *consumer.Runner
+		r, src, err = newRunner(ctx, b, "latency-"+mode, mode == "runner-tx", waker, got)
+		if err != nil {
+			return nil, "", err
+		}
+		go func() { runDone <- r.Run(rctx) }()
+	}
+	start := time.Now()
+	committed, err := pacedAppends(ctx, b)
+	if err != nil {
+		return nil, "", err
+	}
+	// Wait until every committed event was applied (a runner slower than
+	// the rate applies a backlog, which the latencies then show); the
+	// bound is a hang guard.
+	for guard := time.Now().Add(2 * time.Minute); time.Now().Before(guard); time.Sleep(10 * time.Millisecond) {
+		got.mu.Lock()
+		n := len(got.seen)
+		got.mu.Unlock()
+		if n >= len(committed) {
+			break
+		}
+	}
+	if mode != "follow" {
+		trace("latency "+mode, src, time.Since(start))
+	}
+	stop()
+	<-runDone
+	<-advDone
+	got.mu.Lock()
+	defer got.mu.Unlock()
+	var lat []time.Duration
+	for pos, c := range committed {
+		if s, ok := got.seen[pos]; ok {
+			lat = append(lat, max(0, s.Sub(c)))
+		}
+	}
+	if len(lat) < len(committed) {
+		return nil, "", fmt.Errorf("applied %d of %d committed events", len(lat), len(committed))
+	}
+	return lat, how, nil
+}
+
+// latencyWaker is what wakes the latency cell's reader: pgwake's LISTEN
+// on PostgreSQL (the cross-process path), the local advancer elsewhere.
+func latencyWaker(ctx context.Context, b *bench, dsn string) (eventstore.Waker, string, error) {
+	if b.driver != "pgx" {
+		return b.adv, "local advancer", nil
+	}
+	w := pgwake.Listen(ctx, dsn, "")
+	select {
+	case <-w.Ready():
+		return w, "pgwake LISTEN/NOTIFY", nil
+	case <-time.After(30 * time.Second):
+		return nil, "", errors.New("pgwake: no LISTEN after 30 s")
+	}
+}
+
+// pacedAppends appends one single-event stream every 1/-latency-rate for
+// -latency-duration and returns when each position's append returned.
+func pacedAppends(ctx context.Context, b *bench) (map[int64]time.Time, error) {
+	committed := map[int64]time.Time{}
+	rng := rand.New(rand.NewPCG(7, 8))
+	interval := time.Second / time.Duration(*flagLatencyRate)
+	start := time.Now()
+	for i := 0; ; i++ {
+		at := start.Add(time.Duration(i) * interval)
+		if at.Sub(start) >= *flagLatencyTime {
+			return committed, nil
+		}
+		time.Sleep(time.Until(at))
+		res, err := b.store.Append(ctx, stream(rng, 1, "bench.Tail"))
+		if err != nil {
+			if eventstore.IsConflict(err) {
+				continue
+			}
+			return nil, err
+		}
+		committed[res.Positions[0]] = time.Now()
+	}
+}
+
+func consumerLatency(ctx context.Context, prov *harness.Provider, tg target, fresh func() (*bench, string, error)) error {
+	for _, mode := range []string{"follow", "runner", "runner-tx"} {
+		b, dsn, err := fresh()
+		if err != nil {
+			return err
+		}
+		lat, how, err := tidemarkLatency(ctx, b, dsn, mode)
+		b.close()
+		if err != nil {
+			return err
+		}
+		p := percentiles(lat, 0.5, 0.99)
+		what := map[string]string{"follow": "Follow (floor)", "runner": "runner", "runner-tx": "runner, Transactional"}[mode]
+		fmt.Printf("   consumer commit→applied at %d ev/s, %s, woken by %s: p50 %s  p99 %s  (n=%d; target p99 ≤ 5ms)\n",
+			*flagLatencyRate, what, how, ms(p[0]), ms(p[1]), len(lat))
+	}
+	peer, err := watermill(ctx, prov, tg, "latency", 0)
+	if err != nil {
+		fmt.Printf("   (watermill: %v)\n", err)
+	} else if peer != nil {
+		fmt.Printf("   watermill-sql publish→received at %d msg/s, poll 10ms: p50 %.2fms  p99 %.2fms  (n=%d)\n",
+			*flagLatencyRate, peer.P50Ms, peer.P99Ms, peer.Events)
+	}
+	return nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
+
+// catchUpEvents is the catch-up size for a dialect: in-memory H2 and
+// HSQLDB keep every CLOB on the bridge JVM's heap (HSQLDB ran out of it at
+// 100k in the growth cell), so they read 100k and 50k.
+func catchUpEvents(dialect string) int {
+	n := *flagConsumerEvents
+	if jvmCap := map[string]int{"h2": 100000, "hsqldb": 50000}[dialect]; jvmCap > 0 {
+		n = min(n, jvmCap)
+	}
+	return n
+}
+
+// loadSpread appends n events as the throughput cell does and publishes
+// them.
+func loadSpread(ctx context.Context, b *bench, n int) error {
+	if err := appendAll(ctx, b, n); err != nil {
+		return err
+	}
+	return b.publish(ctx)
+}
+
+// followRate reads every stored event with Follow and a no-op callback.
+func followRate(ctx context.Context, b *bench, n int) (float64, error) {
+	start := time.Now()
+	got := 0
+	errDone := errors.New("caught up")
+	err := b.store.Follow(ctx, 0, eventstore.FollowOptions{}, func(eventstore.Recorded) error {
+		got++
+		if got == n {
+			return errDone
+		}
+		return nil
+	})
+	if !errors.Is(err, errDone) {
+		return 0, err
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+// runnerRate polls a fresh consumer until it has applied at least limit
+// events (or a poll applies nothing) and returns applied / elapsed.
+func runnerRate(ctx context.Context, b *bench, name string, tx bool, limit int) (float64, int, error) {
+	r, src, err := newRunner(ctx, b, name, tx, nil, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	defer func() { trace(name, src, time.Since(start)) }()
+	total := 0
+	for total < limit {
+		n, err := r.Poll(ctx)
+		if err != nil {
+			return 0, total, err
+		}
+		if n == 0 {
+			break
+		}
+		total += n
+	}
+	return float64(total) / time.Since(start).Seconds(), total, nil
+}
+
+func consumerCatchUp(ctx context.Context, tg target, fresh func() (*bench, string, error)) error {
+	n := catchUpEvents(tg.dialect)
+	b, _, err := fresh()
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if err := loadSpread(ctx, b, n); err != nil {
+		return err
+	}
+	txN := min(n, *flagConsumerTx)
+	var ratios, ratiosTx []float64
+	var fr, rr, rtx float64
+	rounds := *flagConsumerRounds
+	for round := range rounds {
+		f, err := followRate(ctx, b, n)
+		if err != nil {
+			return err
+		}
+		r, got, err := runnerRate(ctx, b, fmt.Sprintf("catchup-%d", round), false, n)
+		if err != nil {
+			return err
+		}
+		if got != n {
+			return fmt.Errorf("runner applied %d of %d events", got, n)
+		}
+		t, _, err := runnerRate(ctx, b, fmt.Sprintf("catchup-tx-%d", round), true, txN)
+		if err != nil {
+			return err
+		}
+		ratios, ratiosTx = append(ratios, r/f), append(ratiosTx, t/f)
+		fr, rr, rtx = fr+f, rr+r, rtx+t
+	}
+	k := float64(rounds)
+	fmt.Printf("   consumer catch-up of %d events, no-op handler: runner %8.0f ev/s vs Follow %8.0f ev/s  ratio %s (target ≥ 0.7); Transactional (first %d) %8.0f ev/s  ratio %s\n",
+		n, rr/k, fr/k, summary(ratios), txN, rtx/k, summary(ratiosTx))
+	return nil
+}
