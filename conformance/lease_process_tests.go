@@ -246,7 +246,7 @@ func testLeasePausedOwnerFenced(t T, env *Env) {
 	if n := leaseWrites(t, env.DB, "paused"); n != 1 {
 		t.Fatalf("the owner's fenced write under a held lease: %d rows, want 1", n)
 	}
-	paused.signal(t, syscall.SIGSTOP)
+	pauseIdle(ctx, t, env, paused)
 	taker := startLive(ctx, t, leaseJob(env, leaseArgs{Consumer: "paused", Partitions: 2, Mode: "run"}))
 	takerID := strings.TrimPrefix(taker.expect(ctx, t, "joined "), "joined ")
 	waitLeases(ctx, t, e, "paused", "the paused owner's lease taken over", func(st []lease.PartitionLease) bool {
@@ -270,6 +270,48 @@ func testLeasePausedOwnerFenced(t T, env *Env) {
 	if r := taker.result(ctx, t); !r.OK {
 		t.Fatalf("the taking instance failed: %s %s", r.ErrorKind, r.Error)
 	}
+}
+
+// pauseIdle stops the worker with SIGSTOP at a moment it holds no write
+// lock. Where the engine serialises writers inside the process (SQLite), a
+// process stopped in the middle of its heartbeat would keep the database's
+// write lock and nobody could take its leases over: probe with a write
+// transaction under a short lock timeout, and resume and stop it again
+// while the probe fails.
+func pauseIdle(ctx context.Context, t T, env *Env, lw *liveWorker) {
+	t.Helper()
+	lw.signal(t, syscall.SIGSTOP)
+	if !env.Catalogue.Locks.SerializesWriters {
+		return
+	}
+	for range 50 {
+		if writable(ctx, env) {
+			return
+		}
+		lw.signal(t, syscall.SIGCONT)
+		time.Sleep(20 * time.Millisecond)
+		lw.signal(t, syscall.SIGSTOP)
+	}
+	t.Fatalf("the paused worker held the write lock at 50 stops")
+}
+
+// writable reports whether a write transaction begins within a short lock
+// timeout (the connection's default is restored by closing it).
+func writable(ctx context.Context, env *Env) bool {
+	db := env.OpenDB()
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	lockTimeoutSetting(ctx, conn)
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return false
+	}
+	return tx.Rollback() == nil
 }
 
 // testLeaseClockSkew: two instances whose application clocks are ten

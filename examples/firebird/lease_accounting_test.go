@@ -5,7 +5,7 @@ package firebird_test
 func init() {
 	passing = append(passing,
 		"lease/claim_fence_stop",
-		"lease/fence_holds_takeover", // skips: no session lock timeout to show the wait
+		"lease/fence_holds_takeover",
 		"lease/heartbeat_one_statement",
 		"lease/takeover_after_kill",
 		"lease/paused_owner_fenced",
