@@ -99,6 +99,7 @@ func Tests() []Test {
 	all = append(all, captureTests()...)
 	all = append(all, consumerTests()...)
 	all = append(all, consumerCaptureTests()...)
+	all = append(all, leaseTests()...)
 	return all
 }
 

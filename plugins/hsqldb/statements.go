@@ -2,6 +2,7 @@ package hsqldb
 
 import (
 	"maps"
+	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
@@ -13,7 +14,14 @@ import (
 func statements() map[dialect.StatementID]string {
 	st := dialect.ANSI().Statements
 	maps.Copy(st, dialect.LeaseStatements(now, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+now+`)`))
+	maps.Copy(st, dialect.PartitionLeaseStatements(now, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+now+`)`))
 	st[dialect.PartitionSeed] = `MERGE INTO ${partition_metadata_table} t USING (VALUES (1, CAST(#{partitions} AS INT))) AS s (id, partitions) ON t.id = s.id ` +
 		`WHEN NOT MATCHED THEN INSERT (id, partitions) VALUES (s.id, s.partitions)`
+	// In MVCC mode FOR UPDATE does not make another writer wait; an UPDATE
+	// does (as for the counter): the fence takes the row's write lock with
+	// an UPDATE that changes nothing, then reads it.
+	st[dialect.LeaseFenceLock] = `UPDATE ${partition_ownership_table} SET generation = generation ` +
+		`WHERE consumer_type = #{consumer_type} AND consumer_name = #{consumer_name} AND partition_no = #{partition_no}`
+	st[dialect.LeaseFence] = strings.TrimSuffix(st[dialect.LeaseFence], ` FOR UPDATE`)
 	return st
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"maps"
+	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
@@ -12,7 +13,13 @@ import (
 func statements() map[dialect.StatementID]string {
 	st := dialect.ANSI().Statements
 	dialect.LimitPaging(st)
-	maps.Copy(st, dialect.LeaseStatements(now, `strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || (#{lease_millis} / 1000.0) || ' seconds')`))
+	expiry := `strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || (#{lease_millis} / 1000.0) || ' seconds')`
+	maps.Copy(st, dialect.LeaseStatements(now, expiry))
+	maps.Copy(st, dialect.PartitionLeaseStatements(now, expiry))
+	// No row locks: the fencing transaction began with BEGIN IMMEDIATE (the
+	// DSN's _txlock=immediate) and holds the database's one write lock, so
+	// a takeover waits for it without FOR UPDATE.
+	st[dialect.LeaseFence] = strings.TrimSuffix(st[dialect.LeaseFence], ` FOR UPDATE`)
 	// PositionAllocate returns the new value itself.
 	delete(st, dialect.PositionAllocated)
 	maps.Copy(st, map[dialect.StatementID]string{

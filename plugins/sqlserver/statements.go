@@ -23,6 +23,11 @@ import (
 func statements() map[dialect.StatementID]string {
 	st := dialect.ANSI().Statements
 	maps.Copy(st, dialect.LeaseStatements(now, `DATEADD(millisecond, CAST(#{lease_millis} AS INT), `+now+`)`))
+	maps.Copy(st, dialect.PartitionLeaseStatements(now, `DATEADD(millisecond, CAST(#{lease_millis} AS INT), `+now+`)`))
+	// No FOR UPDATE: the table hints hold the row's update lock to the end
+	// of the transaction, which a takeover's UPDATE waits for.
+	st[dialect.LeaseFence] = `SELECT instance_id, generation FROM ${partition_ownership_table} WITH (UPDLOCK, ROWLOCK) ` +
+		`WHERE consumer_type = #{consumer_type} AND consumer_name = #{consumer_name} AND partition_no = #{partition_no}`
 	// PositionAllocate returns the new value itself (OUTPUT).
 	delete(st, dialect.PositionAllocated)
 	maps.Copy(st, map[dialect.StatementID]string{

@@ -1,0 +1,306 @@
+package lease
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// ConsumerOptions is a consumer joining the coordinator.
+type ConsumerOptions struct {
+	// Type and Name are the consumer's, as in its checkpoints (e.g.
+	// "projection", "account-summary").
+	Type, Name string
+	// Partitions is the consumer's partition count; the engine's by default.
+	Partitions int
+	// Distribution is Spread (default) or SingleOwner.
+	Distribution Distribution
+	// OnChange, optional, is called after every rebalance (and lapse or
+	// stop) that changed what this instance owns; it must not block long.
+	OnChange func(Change)
+}
+
+// Change is what a rebalance changed for this instance.
+type Change struct {
+	// Gained are the partitions claimed, with their new generations.
+	Gained map[int]int64
+	// Lost are the partitions handed back, taken over or dropped.
+	Lost []int
+	// Owned is everything owned now.
+	Owned map[int]int64
+}
+
+// Member is one consumer run by this instance.
+type Member struct {
+	c       *Coordinator
+	opts    ConsumerOptions
+	changed chan struct{}
+
+	mu    sync.Mutex
+	owned map[int]int64
+}
+
+func key(typ, name string) string { return typ + "/" + name }
+
+// Join registers the consumer with the coordinator: the instance row first
+// (when it is the instance's first consumer), then the membership row. The
+// partitions are claimed by the next Rebalance (Run does one at once).
+func (c *Coordinator) Join(ctx context.Context, opts ConsumerOptions) (*Member, error) {
+	if err := checkConsumer(opts.Type, opts.Name); err != nil {
+		return nil, err
+	}
+	if opts.Partitions == 0 {
+		opts.Partitions = c.e.Partitions
+	}
+	if opts.Partitions < 1 || opts.Partitions > maxPartitionNo+1 {
+		return nil, &InvalidError{Field: "partitions", Value: opts.Partitions, Reason: "out of range 1..32768"}
+	}
+	if opts.Distribution != Spread && opts.Distribution != SingleOwner {
+		return nil, &InvalidError{Field: "distribution", Value: opts.Distribution, Reason: `must be "" (spread) or "single-owner"`}
+	}
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return nil, ErrStopped
+	}
+	if _, dup := c.members[key(opts.Type, opts.Name)]; dup {
+		c.mu.Unlock()
+		return nil, &InvalidError{Field: "consumer", Value: key(opts.Type, opts.Name), Reason: "already joined on this instance"}
+	}
+	registered := c.registered
+	c.mu.Unlock()
+	if !registered {
+		if err := c.register(ctx); err != nil {
+			return nil, err
+		}
+	}
+	m := &Member{c: c, opts: opts, changed: make(chan struct{}, 1), owned: map[int]int64{}}
+	if err := m.insertMembership(ctx); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.members[key(opts.Type, opts.Name)] = m
+	c.mu.Unlock()
+	c.log.Info("lease: joined consumer", "consumer", key(opts.Type, opts.Name), "partitions", opts.Partitions, "distribution", opts.Distribution)
+	return m, nil
+}
+
+func (m *Member) args(extra map[string]any) map[string]any {
+	a := m.c.args(extra)
+	a["consumer_type"], a["consumer_name"] = m.opts.Type, m.opts.Name
+	return a
+}
+
+func (m *Member) insertMembership(ctx context.Context) error {
+	_, err := m.c.e.Exec(ctx, m.c.e.DB, dialect.LeaseMemberInsert, nil, m.args(nil))
+	if err != nil && !m.c.e.Errors.Is(err, dialect.ErrUniqueViolation) {
+		return fmt.Errorf("lease: joining %s: %w", key(m.opts.Type, m.opts.Name), err)
+	}
+	return nil
+}
+
+// Owned returns the partitions this instance holds, with the generation of
+// each; nothing once the last live heartbeat is older than the lease
+// duration (the instance may have lapsed and been taken over).
+func (m *Member) Owned() map[int]int64 {
+	if !m.c.fresh() {
+		return map[int]int64{}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.owned)
+}
+
+// Changed receives a value after a change of what this instance owns
+// (coalesced: one pending value at most).
+func (m *Member) Changed() <-chan struct{} { return m.changed }
+
+// Claim returns the claim of a partition this instance holds, whose
+// Generation is the fencing token of applies outside the database.
+func (m *Member) Claim(partition int) (Claim, bool) {
+	gen, ok := m.Owned()[partition]
+	return Claim{ConsumerType: m.opts.Type, ConsumerName: m.opts.Name, Partition: partition, InstanceID: m.c.opts.InstanceID, Generation: gen}, ok
+}
+
+// Fence is Fence for a partition this instance holds, under the generation
+// it claimed: call it first in the apply's transaction.
+func (m *Member) Fence(ctx context.Context, tx *sql.Tx, partition int) (Claim, error) {
+	cl, ok := m.Claim(partition)
+	if !ok {
+		return cl, &LostError{Claim: cl}
+	}
+	return cl, Fence(ctx, m.c.e, tx, cl)
+}
+
+// set replaces what the instance owns and reports the change.
+func (m *Member) set(owned map[int]int64) {
+	m.mu.Lock()
+	old := m.owned
+	m.owned = owned
+	m.mu.Unlock()
+	ch := Change{Gained: map[int]int64{}, Owned: maps.Clone(owned)}
+	for p, g := range owned {
+		if og, ok := old[p]; !ok || og != g {
+			ch.Gained[p] = g
+		}
+	}
+	for p := range old {
+		if _, ok := owned[p]; !ok {
+			ch.Lost = append(ch.Lost, p)
+		}
+	}
+	if len(ch.Gained) == 0 && len(ch.Lost) == 0 {
+		return
+	}
+	slices.Sort(ch.Lost)
+	m.c.log.Info("lease: ownership changed", "consumer", key(m.opts.Type, m.opts.Name),
+		"gained", slices.Sorted(maps.Keys(ch.Gained)), "lost", ch.Lost, "owned", len(owned))
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
+	if m.opts.OnChange != nil {
+		m.opts.OnChange(ch)
+	}
+}
+
+// rebalance hands back what the assignment no longer gives this instance
+// and claims what it does: a missing row is inserted at generation 1, a
+// free or lapsed one taken over (generation + 1); one a live instance holds
+// is left for it to hand back.
+func (m *Member) rebalance(ctx context.Context) error {
+	e, me := m.c.e, m.c.opts.InstanceID
+	live, err := m.liveMembers(ctx)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(live, me) { // purged while this instance was paused
+		if err := m.insertMembership(ctx); err != nil {
+			return err
+		}
+		live = append(live, me)
+	}
+	rows, err := readOwnership(ctx, e, e.DB, m.opts.Type, m.opts.Name)
+	if err != nil {
+		return err
+	}
+	current, byPartition := map[int]string{}, map[int]PartitionLease{}
+	for _, r := range rows {
+		byPartition[r.Partition] = r
+		if r.Live && r.Owner != "" {
+			current[r.Partition] = r.Owner
+		}
+	}
+	plan := Assign(key(m.opts.Type, m.opts.Name), m.opts.Partitions, live, current, m.opts.Distribution)
+	owned := map[int]int64{}
+	for _, r := range rows {
+		if r.Owner != me || r.Partition >= m.opts.Partitions {
+			continue
+		}
+		if plan[r.Partition] == me {
+			owned[r.Partition] = r.Generation
+		} else if err := m.exec(ctx, dialect.LeaseHandBack, r.Partition, r.Generation); err != nil {
+			return err
+		}
+	}
+	for p := range m.opts.Partitions {
+		if _, mine := owned[p]; mine || plan[p] != me {
+			continue
+		}
+		gen, err := m.claim(ctx, p, byPartition)
+		if err != nil {
+			return err
+		}
+		if gen > 0 {
+			owned[p] = gen
+		}
+	}
+	m.set(owned)
+	return nil
+}
+
+// claim takes partition p when it is unclaimed, free or lapsed and returns
+// its new generation; 0 when another instance holds it or won the race.
+func (m *Member) claim(ctx context.Context, p int, rows map[int]PartitionLease) (int64, error) {
+	r, ok := rows[p]
+	if !ok {
+		_, err := m.c.e.Exec(ctx, m.c.e.DB, dialect.LeaseClaimInsert, nil, m.args(map[string]any{"partition_no": p}))
+		switch {
+		case err == nil:
+			return 1, nil
+		case m.c.e.Errors.Is(err, dialect.ErrUniqueViolation):
+			return 0, nil
+		}
+		return 0, fmt.Errorf("lease: claiming %s partition %d: %w", key(m.opts.Type, m.opts.Name), p, err)
+	}
+	if r.Owner != "" && r.Live {
+		return 0, nil
+	}
+	res, err := m.c.e.Exec(ctx, m.c.e.DB, dialect.LeaseTakeover, nil, m.args(map[string]any{"partition_no": p, "generation": r.Generation}))
+	if err != nil {
+		return 0, fmt.Errorf("lease: taking over %s partition %d: %w", key(m.opts.Type, m.opts.Name), p, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return 0, err
+	}
+	if r.Owner != "" {
+		m.c.log.Info("lease: took over a lapsed lease", "consumer", key(m.opts.Type, m.opts.Name), "partition", p, "from", r.Owner, "generation", r.Generation+1)
+	}
+	return r.Generation + 1, nil
+}
+
+func (m *Member) exec(ctx context.Context, id dialect.StatementID, p int, gen int64) error {
+	if _, err := m.c.e.Exec(ctx, m.c.e.DB, id, nil, m.args(map[string]any{"partition_no": p, "generation": gen})); err != nil {
+		return fmt.Errorf("lease: %s of %s partition %d: %w", id, key(m.opts.Type, m.opts.Name), p, err)
+	}
+	return nil
+}
+
+func (m *Member) liveMembers(ctx context.Context) ([]string, error) {
+	rows, err := m.c.e.Query(ctx, m.c.e.DB, dialect.LeaseLiveMembers, nil, m.args(nil))
+	if err != nil {
+		return nil, fmt.Errorf("lease: members of %s: %w", key(m.opts.Type, m.opts.Name), err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, m.c.e.Errors.Wrap(err)
+		}
+		out = append(out, id)
+	}
+	return out, m.c.e.Errors.Wrap(rows.Err())
+}
+
+// Leave releases the consumer's leases on this instance and deletes its
+// membership; the instance row goes with its last consumer.
+func (m *Member) Leave(ctx context.Context) error {
+	c := m.c
+	m.set(map[int]int64{})
+	for _, id := range []dialect.StatementID{dialect.LeaseReleaseConsumer, dialect.LeaseMemberDelete} {
+		if _, err := c.e.Exec(ctx, c.e.DB, id, nil, m.args(nil)); err != nil {
+			return fmt.Errorf("lease: leaving %s: %w", key(m.opts.Type, m.opts.Name), err)
+		}
+	}
+	c.mu.Lock()
+	delete(c.members, key(m.opts.Type, m.opts.Name))
+	last := len(c.members) == 0 && c.registered
+	if last {
+		c.registered = false
+	}
+	c.mu.Unlock()
+	c.log.Info("lease: left consumer", "consumer", key(m.opts.Type, m.opts.Name))
+	if !last {
+		return nil
+	}
+	if _, err := c.e.Exec(ctx, c.e.DB, dialect.LeaseInstanceDelete, nil, c.args(nil)); err != nil {
+		return fmt.Errorf("lease: deleting the instance row: %w", err)
+	}
+	return nil
+}
