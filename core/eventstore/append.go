@@ -75,6 +75,9 @@ func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error)
 			anyLost++ // an Any append only lost the race for the next sequence number
 			continue
 		case !conflict && s.transient(err) && transients+1 < s.retry.Attempts && ctx.Err() == nil:
+			if s.retry.OnRetry != nil {
+				s.retry.OnRetry(transients, err)
+			}
 			if berr := s.retry.backoff(ctx, transients); berr != nil {
 				return Appended{}, s.dbErr(err)
 			}

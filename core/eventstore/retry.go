@@ -30,6 +30,11 @@ type Retry struct {
 	Initial time.Duration
 	// Max caps every backoff; default 200ms.
 	Max time.Duration
+	// OnRetry, when set, is called before each retry with the number of
+	// the try that failed (0 for the first) and its error: a place to
+	// count the rate of transient errors (it runs on the appending
+	// goroutine, so it must be quick).
+	OnRetry func(attempt int, err error)
 }
 
 // DefaultRetry is the policy Append uses unless WithRetry says otherwise.
@@ -191,6 +196,9 @@ func retryTx(ctx context.Context, r Retry, begin func(context.Context) (*sql.Tx,
 		err := runTx(ctx, begin, fn)
 		if err == nil || !transient(err) || attempt+1 >= r.Attempts || ctx.Err() != nil {
 			return err
+		}
+		if r.OnRetry != nil {
+			r.OnRetry(attempt, err)
 		}
 		if berr := r.backoff(ctx, attempt); berr != nil {
 			return errors.Join(err, berr)
