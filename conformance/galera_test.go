@@ -39,7 +39,7 @@ func init() {
 const galeraHot = "hot"
 
 type galeraAppendArgs struct {
-	N           int  `json:"n"`            // events to append, one per Append
+	N           int  `json:"n"`             // events to append, one per Append
 	StopOnError bool `json:"stop_on_error"` // end at the first error (its node is to be killed)
 }
 
