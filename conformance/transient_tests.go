@@ -14,10 +14,11 @@ import (
 )
 
 // transientTests provoke real transient errors on the engine and check that
-// they are typed and retried.
+// they are typed and retried, and count what the advancer costs.
 func transientTests() []Test {
 	return []Test{
 		{"eventstore/retry_tx_deadlock", testRetryTxDeadlock},
+		{"hwm/cycle_cost", testHWMCycleCost},
 	}
 }
 
