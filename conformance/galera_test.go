@@ -207,6 +207,10 @@ func galeraAdvance(ctx context.Context, db *sql.DB, job conformance.WorkerJob) (
 // Every acknowledged event is stored once at the position it was
 // acknowledged with, the positions are gapless, and the mark reaches the
 // last one.
+//
+// One long function on purpose: the phases share a cluster that takes a
+// minute or more to start, and each checks the acknowledgements of all
+// before it.
 func TestGalera(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the Galera cluster takes about a minute to start")
