@@ -56,6 +56,7 @@ var (
 	flagPage     = flag.Int("page", 5000, "page size of the catch-up read (FollowOptions.PageSize)")
 	flagPoll     = flag.Duration("poll", 100*time.Millisecond, "high-water-mark poll interval for the tail latency")
 	flagProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run")
+	flagStmts    = flag.Bool("stmts-only", false, "measure only the statements per append")
 )
 
 func main() {
@@ -119,6 +120,13 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 	if *flagConsumersOnly {
 		return runConsumerCells(ctx, prov, tg, freshDSN)
 	}
+	if *flagStmts {
+		db, err := prov.Open(ctx, tg.engine, tg.driver)
+		if err != nil {
+			return err
+		}
+		return statementsPerAppend(ctx, loaded.Catalogue, tg.driver, db.DSN)
+	}
 	for _, batch := range []int{1, 100} {
 		for _, writers := range []int{1, 4, 16} {
 			b, err := fresh()
@@ -138,6 +146,13 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 			fmt.Printf("   append  %3d writers × %3d-event tx: %8.0f ev/s vs baseline %8.0f ev/s  ratio %s\n",
 				writers, batch, tmRate/n, blRate/n, summary(ratios))
 		}
+	}
+	sdb, err := prov.Open(ctx, tg.engine, tg.driver)
+	if err != nil {
+		return err
+	}
+	if err := statementsPerAppend(ctx, loaded.Catalogue, tg.driver, sdb.DSN); err != nil {
+		return err
 	}
 	b, err := fresh()
 	if err != nil {

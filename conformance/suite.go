@@ -100,6 +100,7 @@ func Tests() []Test {
 	all = append(all, consumerTests()...)
 	all = append(all, consumerCaptureTests()...)
 	all = append(all, leaseTests()...)
+	all = append(all, transientTests()...)
 	return all
 }
 

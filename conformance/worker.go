@@ -203,7 +203,8 @@ func (l *lockedBuffer) String() string {
 
 // RunWorkers starts one OS process per job (this binary, re-executed),
 // waits until each is ready, releases them together and returns their
-// results in job order.
+// results in job order. A worker that ends without a result (killed, say)
+// makes the error; the results of the others are returned with it.
 func RunWorkers(ctx context.Context, jobs []WorkerJob) ([]WorkerResult, error) {
 	ws := make([]*worker, 0, len(jobs))
 	defer func() {
@@ -230,7 +231,10 @@ func RunWorkers(ctx context.Context, jobs []WorkerJob) ([]WorkerResult, error) {
 			return nil, workerFailure(w, err)
 		}
 	}
+	// Every worker's result is read, also after one ended without any (a
+	// test that kills a worker gets the others' results with the error).
 	out := make([]WorkerResult, len(ws))
+	var failed error
 	for i, w := range ws {
 		got := false
 		for !got && w.lines.Scan() {
@@ -241,11 +245,11 @@ func RunWorkers(ctx context.Context, jobs []WorkerJob) ([]WorkerResult, error) {
 				got = true
 			}
 		}
-		if !got {
-			return nil, workerFailure(w, errors.New("worker ended without a result"))
+		if !got && failed == nil {
+			failed = workerFailure(w, errors.New("worker ended without a result"))
 		}
 	}
-	return out, nil
+	return out, failed
 }
 
 func startWorker(ctx context.Context, job WorkerJob) (*worker, error) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup-debian.sh — install the database servers and Java pieces the
 # conformance suite uses (PostgreSQL, MariaDB, a headless JDK, H2, HSQLDB,
-# Firebird 3 for examples/firebird).
+# Firebird 3 for examples/firebird, galera-4 and rsync for the Galera cluster
+# of conformance/galera_test.go).
 #
 # Idempotent, for Debian 12. Packages already present are not touched and,
 # when nothing is missing, apt is not run at all. It does not start any
@@ -25,8 +26,10 @@ declare -A want=(
 	[libh2-java]="file:/usr/share/java/h2.jar"
 	[libhsqldb-java]="file:/usr/share/java/hsqldb.jar"
 	[firebird3.0-server]="glob:/usr/sbin/firebird /usr/bin/isql-fb /usr/share/firebird/*/security.sql"
+	[galera-4]="glob:/usr/lib/galera/libgalera_smm.so"
+	[rsync]="cmd:rsync"
 )
-all=(postgresql mariadb-server default-jdk-headless libh2-java libhsqldb-java firebird3.0-server)
+all=(postgresql mariadb-server default-jdk-headless libh2-java libhsqldb-java firebird3.0-server galera-4 rsync)
 
 if_needed=0
 if [ "${1:-}" = "--if-needed" ]; then

@@ -32,37 +32,78 @@ type row struct {
 // a single-stream append is one autocommit statement: atomic by itself, with
 // no transaction round trips and, for Exactly and NoStream, no version read:
 // the unique constraint on (aggregate_id, sequence_no) is the check.
+//
+// A transient error (sqlerr.IsTransient: a deadlock, a serialization or
+// Galera certification failure, a lock timeout, a connection lost) is
+// retried with the store's Retry policy (WithRetry). The retries are safe:
+// event ids are fixed before the first try (a UUIDv7 for each event without
+// one), so a retry never stores an event twice, and a retry that finds the
+// stream moved or an id taken looks for its own events first: if an earlier
+// try committed after all (a connection lost during COMMIT), Append reports
+// success with their positions. A conflict with a concurrent writer (another
+// node of a cluster, say) that surfaces as a transient error ends, after the
+// retry reads the stream's new version, as a ConcurrencyError. Once the
+// tries are spent the last error is returned, classified
+// (errors.Is(err, sqlerr.ErrTransient)).
 func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error) {
 	// Bad input is refused before any SQL (not even a BEGIN): nothing stored.
 	if err := s.checkStreams(streams); err != nil {
 		return Appended{}, err
 	}
+	streams, err := withIDs(streams)
+	if err != nil {
+		return Appended{}, err
+	}
+	afterTransient := false // an earlier try may have committed
+	anyLost, transients := 0, 0
+	for {
+		res, err := s.appendOnce(ctx, streams)
+		if err == nil {
+			s.nudge()
+			return res, nil
+		}
+		var ce *ConcurrencyError
+		conflict := errors.As(err, &ce)
+		if afterTransient && (conflict || errors.Is(err, ErrDuplicateEvent)) {
+			if res, ok, ferr := s.stored(ctx, streams); ferr == nil && ok {
+				s.nudge()
+				return res, nil
+			}
+		}
+		switch {
+		case conflict && ce.Expected == Any && anyLost < anyRetries:
+			anyLost++ // an Any append only lost the race for the next sequence number
+			continue
+		case !conflict && s.transient(err) && transients+1 < s.retry.Attempts && ctx.Err() == nil:
+			if s.retry.OnRetry != nil {
+				s.retry.OnRetry(transients, err)
+			}
+			if berr := s.retry.backoff(ctx, transients); berr != nil {
+				return Appended{}, s.dbErr(err)
+			}
+			transients++
+			afterTransient = true
+			continue
+		}
+		return Appended{}, s.dbErr(err)
+	}
+}
+
+// appendOnce is one try of Append.
+func (s *Store) appendOnce(ctx context.Context, streams []Stream) (Appended, error) {
 	if s.e.Cat.Locks.SerializesWriters {
 		// The engine runs one writing transaction at a time (SQLite): queue
 		// this process's appends here instead of in the engine's busy
 		// handler, which sleeps and retries. (The lock at BEGIN, against
 		// other processes, is the driver's: see LockForms.SerializesWriters.)
+		// It is held for one try: a retry's backoff does not block others.
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 	}
-	for attempt := 0; ; attempt++ {
-		var res Appended
-		var err error
-		if s.oneStatement(streams) {
-			res, err = s.append(ctx, s.e.DB, streams, false, nil)
-		} else {
-			res, err = s.appendInTx(ctx, streams)
-		}
-		if err != nil {
-			var ce *ConcurrencyError
-			if errors.As(err, &ce) && ce.Expected == Any && attempt < anyRetries {
-				continue // an Any append only lost the race for the next sequence number
-			}
-			return Appended{}, s.dbErr(err)
-		}
-		s.nudge()
-		return res, nil
+	if s.oneStatement(streams) {
+		return s.append(ctx, s.e.DB, streams, false, nil)
 	}
+	return s.appendInTx(ctx, streams)
 }
 
 // appendInTx appends in a transaction of its own. On a counter row, the
@@ -100,6 +141,13 @@ func (s *Store) appendInTx(ctx context.Context, streams []Stream) (Appended, err
 // own writes commit with the events. tx must come from the engine's *sql.DB
 // (the store's prepared statements belong to it). On error the caller must
 // roll back (on some engines the transaction is already aborted).
+//
+// AppendTx does not retry: a transient error (errors.Is(err,
+// sqlerr.ErrTransient): deadlock, serialization or certification failure,
+// lock timeout, lost connection) has already undone, or will undo, the
+// caller's whole transaction, so only the caller can run it again, from its
+// BEGIN. Store.RetryTx (or the package's RetryTx) does that. Give the events
+// ids so that such a rerun cannot store them twice.
 func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Appended, error) {
 	// The version is read first, so a conflict is reported before any
 	// statement fails (which would abort the caller's transaction on some engines).

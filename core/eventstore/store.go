@@ -21,11 +21,16 @@ type Store struct {
 	events    *engine.Insert // the event insert
 	writeMu   sync.Mutex     // serializes appends where the engine allows one writer
 	counterMu sync.Mutex     // queues this process's appends for the counter row
+	retry     Retry          // how Append retries transient errors
 }
 
-// New returns the event store of e. nudger may be nil.
-func New(e *engine.Engine, nudger Nudger) *Store {
-	return &Store{e: e, nudger: nudger, events: e.NewInsert("event insert", e.Cat.EventInsert, rowParams)}
+// New returns the event store of e. nudger may be nil. Options: WithRetry.
+func New(e *engine.Engine, nudger Nudger, opts ...Option) *Store {
+	s := &Store{e: e, nudger: nudger, events: e.NewInsert("event insert", e.Cat.EventInsert, rowParams), retry: DefaultRetry}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Engine returns the store's engine.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
-	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
 )
 
@@ -34,64 +33,103 @@ type Holder struct {
 	Scope    Scope     // the horizon check that found it
 }
 
-// cycleHorizon runs the pending-end protocol from the state read before the
-// lease was taken. A pending pair recorded by any holder is a valid claim
-// (every position up to its end was drawn by a transaction older than its
-// horizon), so acting on one read a moment earlier is safe.
-func (a *Advancer) cycleHorizon(ctx context.Context, s state) (bool, error) {
+// cycleHorizon runs the pending-end protocol from the state known before
+// the lease was taken (or kept) and the end read at the cycle's start. A
+// pending pair recorded by any holder is a valid claim (every position up
+// to its end was drawn by a transaction older than its horizon), so acting
+// on one read a moment earlier is safe.
+//
+// The end was read before the horizon is taken here, which is the order
+// the claim needs; the horizon is then checked at once and, when no older
+// transaction is in flight, the mark moves with one write and nothing is
+// recorded. Only a horizon still waiting is recorded as the pending pair,
+// for a later cycle or another holder. In steady state with work that is
+// four statements (end, horizon, check, advance) and the notification.
+func (a *Advancer) cycleHorizon(ctx context.Context, s state, end int64) (bool, error) {
 	moved := false
 	if s.pendingEnd.Valid && s.pendingHorizon.Valid {
-		ok, err := a.horizonPassed(ctx, s.pendingHorizon.Int64)
+		// A pair recorded by this advancer during its lease belongs to this
+		// cluster: the foreign check is for pairs found in the row.
+		ok, err := a.horizonPassed(ctx, s.pendingHorizon.Int64, !a.ownPending)
 		if err != nil {
 			return false, err
 		}
 		switch ok {
 		case horizonPassed:
 			if s.pendingEnd.Int64 > s.mark {
-				if moved, err = a.advance(ctx, s.pendingEnd.Int64); err != nil {
+				if moved, err = a.advance(ctx, s.pendingEnd.Int64); err != nil || !moved {
 					return false, err
 				}
-				if moved {
-					s.mark = s.pendingEnd.Int64
-				}
-			} else if _, err := a.e.Exec(ctx, a.e.DB, dialect.HWMClearPending, nil, a.args(nil)); err != nil {
+				s.mark = s.pendingEnd.Int64
+			} else if err := a.clearPending(ctx); err != nil {
 				return false, err
 			}
 		case horizonWaiting:
+			if a.opts.Metrics != nil {
+				a.opts.Metrics.Observe(a.opts.Topic, s.mark, max(end, s.mark))
+			}
 			return false, nil
 		case horizonForeign:
 			// The horizon is not below a fresh id: the database moved to
 			// another cluster. Discard it and record the end afresh.
-			if _, err := a.e.Exec(ctx, a.e.DB, dialect.HWMClearPending, nil, a.args(nil)); err != nil {
+			if err := a.clearPending(ctx); err != nil {
 				return false, err
 			}
 		}
 	}
-	end, horizon, err := a.recordPending(ctx, s.mark)
-	if err != nil {
-		return moved, err
-	}
-	if horizon != 0 {
-		// Check at once: with no older transaction in flight the mark moves
-		// in this cycle instead of the next poll.
-		st, err := a.horizonPassed(ctx, horizon)
+	if end > s.mark {
+		m, err := a.advanceTo(ctx, end)
 		if err != nil {
 			return moved, err
 		}
-		if st == horizonPassed {
-			m, err := a.advance(ctx, end)
-			if err != nil {
-				return moved, err
-			}
-			if m {
-				moved, s.mark = true, end
-			}
+		if m {
+			moved, s.mark = true, end
 		}
 	}
 	if a.opts.Metrics != nil {
 		a.opts.Metrics.Observe(a.opts.Topic, s.mark, max(end, s.mark))
 	}
 	return moved, nil
+}
+
+// advanceTo takes a transaction id as the horizon of end (read before it),
+// checks it at once, and moves the mark to end when it passed, or records
+// the pair as pending when it did not.
+func (a *Advancer) advanceTo(ctx context.Context, end int64) (bool, error) {
+	var horizon int64
+	if err := a.e.QueryRow(ctx, a.e.DB, dialect.CurrentXID, nil, nil).Scan(&horizon); err != nil {
+		return false, fmt.Errorf("taking the horizon transaction id: %w", err)
+	}
+	// The horizon was taken just now on this database: no foreign check.
+	st, err := a.horizonPassed(ctx, horizon, false)
+	if err != nil {
+		return false, err
+	}
+	if st == horizonPassed {
+		return a.advance(ctx, end)
+	}
+	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMSetPending, nil, a.args(map[string]any{"pending_end": end, "pending_horizon": horizon}))
+	if err != nil {
+		a.lost()
+		return false, fmt.Errorf("recording pending end: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		a.lost() // the lease lapsed meanwhile
+		return false, nil
+	}
+	a.own.pendingEnd = sql.NullInt64{Int64: end, Valid: true}
+	a.own.pendingHorizon = sql.NullInt64{Int64: horizon, Valid: true}
+	a.ownPending = true
+	return false, nil
+}
+
+func (a *Advancer) clearPending(ctx context.Context) error {
+	if _, err := a.e.Exec(ctx, a.e.DB, dialect.HWMClearPending, nil, a.args(nil)); err != nil {
+		a.lost()
+		return err
+	}
+	a.own.pendingEnd, a.own.pendingHorizon, a.ownPending = sql.NullInt64{}, sql.NullInt64{}, false
+	return nil
 }
 
 type horizonState int
@@ -136,9 +174,9 @@ func (e *oldestHolderError) Unwrap() error { return e.err }
 // refused by the server (privileges, a server without the catalog views or
 // functions) is not fatal: the cluster-wide check is always safe, only
 // slower to pass, so the advancer switches to it for good and says so.
-func (a *Advancer) horizonPassed(ctx context.Context, horizon int64) (horizonState, error) {
+func (a *Advancer) horizonPassed(ctx context.Context, horizon int64, foreignCheck bool) (horizonState, error) {
 	scope := a.Scope()
-	st, err := a.checkHorizon(ctx, horizon, scope)
+	st, err := a.checkHorizon(ctx, horizon, scope, foreignCheck)
 	var ohe *oldestHolderError
 	if err != nil && scope == ScopeDatabase && ctx.Err() == nil && errors.As(err, &ohe) && a.refused(ohe.err) {
 		a.mu.Lock()
@@ -147,7 +185,7 @@ func (a *Advancer) horizonPassed(ctx context.Context, horizon int64) (horizonSta
 		a.opts.Logger.Warn("high-water mark: falling back to the cluster-wide transaction horizon; "+
 			"a transaction open in any database of the cluster now holds this mark",
 			"topic", a.opts.Topic, "statement", string(dialect.OldestHolderXID), "error", ohe.err)
-		st, err = a.checkHorizon(ctx, horizon, ScopeCluster)
+		st, err = a.checkHorizon(ctx, horizon, ScopeCluster, foreignCheck)
 	}
 	return st, err
 }
@@ -168,32 +206,31 @@ func (a *Advancer) refused(err error) bool {
 	return true
 }
 
-// checkHorizon runs one horizon check in its own transaction: the oldest
-// transaction still in flight (per scope), then a fresh id to tell a
-// horizon of another cluster.
-func (a *Advancer) checkHorizon(ctx context.Context, horizon int64, scope Scope) (horizonState, error) {
-	tx, err := a.e.BeginTx(ctx, engine.OpHWM)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
+// checkHorizon runs one horizon check: the oldest transaction still in
+// flight (per scope), then, when foreignCheck is set, a fresh id to tell a
+// horizon of another cluster. Each is a statement of its own (autocommit):
+// neither needs the other's snapshot, and a transaction around them would
+// cost two more round trips.
+func (a *Advancer) checkHorizon(ctx context.Context, horizon int64, scope Scope, foreignCheck bool) (horizonState, error) {
 	h := Holder{Scope: scope}
 	if scope == ScopeDatabase {
 		var db sql.NullString
 		var since sql.NullTime
-		if err := a.e.QueryRow(ctx, tx, dialect.OldestHolderXID, nil, nil).Scan(&h.XID, &db, &since); err != nil {
+		if err := a.e.QueryRow(ctx, a.e.DB, dialect.OldestHolderXID, nil, nil).Scan(&h.XID, &db, &since); err != nil {
 			return 0, &oldestHolderError{err}
 		}
 		h.Database, h.Since = db.String, since.Time
-	} else if err := a.e.QueryRow(ctx, tx, dialect.OldestRunningXID, nil, nil).Scan(&h.XID); err != nil {
+	} else if err := a.e.QueryRow(ctx, a.e.DB, dialect.OldestRunningXID, nil, nil).Scan(&h.XID); err != nil {
 		return 0, fmt.Errorf("reading oldest running transaction: %w", err)
 	}
-	var fresh int64
-	if err := a.e.QueryRow(ctx, tx, dialect.CurrentXID, nil, nil).Scan(&fresh); err != nil {
-		return 0, fmt.Errorf("reading a fresh transaction id: %w", err)
-	}
-	if horizon >= fresh {
-		return horizonForeign, nil
+	if foreignCheck {
+		var fresh int64
+		if err := a.e.QueryRow(ctx, a.e.DB, dialect.CurrentXID, nil, nil).Scan(&fresh); err != nil {
+			return 0, fmt.Errorf("reading a fresh transaction id: %w", err)
+		}
+		if horizon >= fresh {
+			return horizonForeign, nil
+		}
 	}
 	if h.XID >= horizon {
 		a.reportHolder(Holder{Scope: scope}, false)
@@ -214,33 +251,4 @@ func (a *Advancer) reportHolder(h Holder, held bool) {
 	if hm, ok := a.opts.Metrics.(HolderMetrics); ok {
 		hm.Holding(a.opts.Topic, h, held)
 	}
-}
-
-// recordPending reads the sequence's last value and then, in the same
-// transaction, takes a transaction id as the horizon, and records both.
-// It returns the horizon, or 0 when nothing was recorded.
-func (a *Advancer) recordPending(ctx context.Context, mark int64) (end, horizon int64, err error) {
-	tx, err := a.e.BeginTx(ctx, engine.OpHWM)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer tx.Rollback()
-	// Order matters: the end is read before this transaction has an id.
-	if end, err = a.committedEnd(ctx, tx); err != nil {
-		return 0, 0, err
-	}
-	if end <= mark {
-		return end, 0, nil
-	}
-	if err := a.e.QueryRow(ctx, tx, dialect.CurrentXID, nil, nil).Scan(&horizon); err != nil {
-		return 0, 0, fmt.Errorf("taking the horizon transaction id: %w", err)
-	}
-	res, err := a.e.Exec(ctx, tx, dialect.HWMSetPending, nil, a.args(map[string]any{"pending_end": end, "pending_horizon": horizon}))
-	if err != nil {
-		return 0, 0, fmt.Errorf("recording pending end: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return end, 0, nil // the lease lapsed meanwhile
-	}
-	return end, horizon, tx.Commit()
 }

@@ -1,0 +1,85 @@
+package conformance
+
+import (
+	"context"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/internal/sqlcount"
+)
+
+// testHWMCycleCost counts, through a counting driver wrapper, what the
+// lease holder's cycles send: a caught-up cycle is one read (the committed
+// end: the holder knows the mark it wrote); a cycle that moves the mark
+// after one append is at most two statements on a counter row (the end,
+// one write of the mark row) and five on a transaction-horizon dialect
+// (the end, a horizon id, the horizon check, one write of the mark row,
+// the notification); the position check (a catalogue query) is not
+// repeated per cycle. Before, an idle cycle was two reads and a moving one
+// a dozen statements on PostgreSQL, three of them writes of the mark row.
+func testHWMCycleCost(t T, env *Env) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	openEngine(t, env, defaultConfig(env)) // the schema, created uncounted
+	var counts sqlcount.Counts
+	db, err := sqlcount.Open(env.Driver, env.DSN, &counts)
+	if err != nil {
+		t.Fatalf("counting driver: %v", err)
+	}
+	defer db.Close()
+	e, err := engine.Open(ctx, db, env.Catalogue, defaultConfig(env))
+	if err != nil {
+		t.Fatalf("engine.Open: %v", err)
+	}
+	defer e.Close()
+	s := eventstore.New(e, nil)
+	a := hwm.New(e, hwm.Options{Lease: time.Hour}) // no renewal within the test
+	appendOne := func() int64 {
+		t.Helper()
+		res, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: newID(t),
+			Events: []eventstore.Event{ev("test.E", `{}`)}})
+		if err != nil {
+			t.Fatalf("append: %v", err)
+		}
+		return res.Positions[0]
+	}
+	if _, err := advanceUntil(ctx, a, s, appendOne()); err != nil { // takes the lease
+		t.Fatal(err)
+	}
+	cycle := func(what string) (bool, int64) {
+		t.Helper()
+		before := counts.Total()
+		moved, err := a.Cycle(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return moved, counts.Total() - before
+	}
+	if moved, n := cycle("caught-up cycle"); moved || n != 1 {
+		t.Errorf("a caught-up cycle of the lease holder sent %d statements (moved %v), want 1 read", n, moved)
+	}
+	limit := int64(2)
+	if !e.Positions.EndIsCommitted() {
+		limit = 5
+	}
+	for i := range 3 {
+		want := appendOne()
+		moved, n := cycle("cycle after an append")
+		if !moved {
+			// A horizon that had to wait (another transaction in flight):
+			// the next cycle must move it.
+			if _, err := advanceUntil(ctx, a, s, want); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if n > limit {
+			t.Errorf("append %d: the cycle that moved the mark sent %d statements, want at most %d", i+1, n, limit)
+		}
+		if m := a.Mark(); m != want {
+			t.Errorf("append %d: mark %d, want %d", i+1, m, want)
+		}
+	}
+}

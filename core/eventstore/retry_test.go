@@ -1,0 +1,125 @@
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/tidemarkdb/tidemark/core/engine"
+	sqliteplugin "github.com/tidemarkdb/tidemark/plugins/sqlite"
+)
+
+func openSQLite(t *testing.T) *Store {
+	t.Helper()
+	dsn := filepath.Join(t.TempDir(), "e.db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e, err := engine.Open(context.Background(), db, sqliteplugin.Catalogue(), engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return New(e, nil)
+}
+
+// TestWithIDsFixesIDsOnce: every event gets an id before the first try, the
+// caller's slices are left as they were, and ids given are kept.
+func TestWithIDsFixesIDsOnce(t *testing.T) {
+	given := "0190a6c4-7f3e-7c1a-9d2e-3b4c5d6e7f80"
+	in := []Stream{
+		{AggregateType: "a", AggregateID: "1", Events: []Event{{ID: given}, {}}},
+		{AggregateType: "a", AggregateID: "2", Events: []Event{{ID: given}}},
+	}
+	out, err := withIDs(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in[0].Events[1].ID != "" {
+		t.Errorf("the caller's event was changed: %q", in[0].Events[1].ID)
+	}
+	if out[0].Events[0].ID != given || out[0].Events[1].ID == "" {
+		t.Errorf("ids %q, %q", out[0].Events[0].ID, out[0].Events[1].ID)
+	}
+	if &out[1].Events[0] != &in[1].Events[0] {
+		t.Error("a stream whose events all had ids was copied")
+	}
+	same, _ := withIDs(out)
+	if &same[0] != &out[0] {
+		t.Error("streams with every id set were copied")
+	}
+}
+
+// TestRetryFindsItsOwnCommit: a try that committed although its caller saw
+// an error (a connection lost during COMMIT) is found by the retry: the
+// retried insert is refused (the stream moved, the ids are taken), and the
+// stored events are then recognised as the append's own, with the
+// positions and versions of the first try. Other events are not.
+func TestRetryFindsItsOwnCommit(t *testing.T) {
+	ctx := context.Background()
+	s := openSQLite(t)
+	if _, err := s.Append(ctx, Stream{AggregateType: "acc", AggregateID: "x", Expected: NoStream,
+		Events: []Event{{Type: "E", Payload: []byte(`{}`)}}}); err != nil {
+		t.Fatal(err)
+	}
+	streams, err := withIDs([]Stream{
+		{AggregateType: "acc", AggregateID: "x", Expected: Exactly(0), Events: []Event{{Type: "E", Payload: []byte(`{}`)}, {Type: "E", Payload: []byte(`{}`)}}},
+		{AggregateType: "acc", AggregateID: "y", Expected: Any, Events: []Event{{Type: "E", Payload: []byte(`{}`)}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.appendOnce(ctx, streams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.appendOnce(ctx, streams)
+	if !errors.Is(err, ErrConcurrency) && !errors.Is(err, ErrDuplicateEvent) {
+		t.Fatalf("the retried try: want a conflict or a duplicate id, got %v", err)
+	}
+	got, ok, err := s.stored(ctx, streams)
+	if err != nil || !ok {
+		t.Fatalf("stored: ok=%v err=%v", ok, err)
+	}
+	if !slices.Equal(got.Positions, first.Positions) {
+		t.Errorf("positions %v, want the first try's %v", got.Positions, first.Positions)
+	}
+	for k, v := range first.Versions {
+		if got.Versions[k] != v {
+			t.Errorf("version of %s: %d, want %d", k, got.Versions[k], v)
+		}
+	}
+	other, _ := withIDs([]Stream{{AggregateType: "acc", AggregateID: "x", Expected: Exactly(0), Events: []Event{{Type: "E", Payload: []byte(`{}`)}}}})
+	if _, ok, err := s.stored(ctx, other); ok || err != nil {
+		t.Errorf("events never appended were recognised as stored (ok=%v, err=%v)", ok, err)
+	}
+}
+
+// TestRetryTxStopsAtAPermanentError: fn runs once when it fails for a
+// reason a retry cannot change, and its transaction is rolled back.
+func TestRetryTxStopsAtAPermanentError(t *testing.T) {
+	s := openSQLite(t)
+	calls := 0
+	boom := errors.New("boom")
+	err := s.RetryTx(context.Background(), func(tx *sql.Tx) error {
+		calls++
+		if _, err := s.AppendTx(context.Background(), tx, Stream{AggregateType: "acc", AggregateID: "z",
+			Events: []Event{{Type: "E", Payload: []byte(`{}`)}}}); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) || calls != 1 {
+		t.Fatalf("err %v after %d calls, want boom after 1", err, calls)
+	}
+	if evs, err := s.Load(context.Background(), "acc", "z", -1); err != nil || len(evs) != 0 {
+		t.Fatalf("rolled-back append stored %d events (%v)", len(evs), err)
+	}
+}

@@ -1,0 +1,208 @@
+// Package sqlcount wraps a database/sql driver to count the statements a
+// program sends: every Exec and Query (direct or through a prepared
+// statement), every BEGIN, COMMIT and ROLLBACK. Preparing a statement is
+// not counted (the engine prepares each one once per connection). The
+// bench prints statements per append with it, on any driver, without
+// server-side statistics.
+package sqlcount
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"sync/atomic"
+)
+
+// Counts are the statements counted so far.
+type Counts struct {
+	Statements atomic.Int64 // Exec and Query calls
+	Tx         atomic.Int64 // BEGIN, COMMIT, ROLLBACK
+}
+
+// Total is statements plus transaction control.
+func (c *Counts) Total() int64 { return c.Statements.Load() + c.Tx.Load() }
+
+// Open opens dsn with driverName, counting into c.
+func Open(driverName, dsn string, c *Counts) (*sql.DB, error) {
+	db, err := sql.Open(driverName, dsn)
+	if err != nil {
+		return nil, err
+	}
+	drv := db.Driver()
+	db.Close()
+	var conn driver.Connector = dsnConnector{dsn: dsn, drv: drv}
+	if dc, ok := drv.(driver.DriverContext); ok {
+		if conn, err = dc.OpenConnector(dsn); err != nil {
+			return nil, err
+		}
+	}
+	return sql.OpenDB(connector{conn, c}), nil
+}
+
+type dsnConnector struct {
+	dsn string
+	drv driver.Driver
+}
+
+func (d dsnConnector) Connect(context.Context) (driver.Conn, error) { return d.drv.Open(d.dsn) }
+func (d dsnConnector) Driver() driver.Driver                        { return d.drv }
+
+type connector struct {
+	inner driver.Connector
+	c     *Counts
+}
+
+func (k connector) Connect(ctx context.Context) (driver.Conn, error) {
+	cn, err := k.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &conn{cn, k.c}, nil
+}
+
+func (k connector) Driver() driver.Driver { return k.inner.Driver() }
+
+// conn forwards every optional interface database/sql uses; where the
+// driver lacks one, it answers driver.ErrSkip (database/sql's signal to
+// take its generic path) or does what database/sql would.
+type conn struct {
+	driver.Conn
+	c *Counts
+}
+
+func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	var st driver.Stmt
+	var err error
+	if p, ok := c.Conn.(driver.ConnPrepareContext); ok {
+		st, err = p.PrepareContext(ctx, q)
+	} else {
+		st, err = c.Conn.Prepare(q)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &stmt{st, c.c}, nil
+}
+
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	var tx driver.Tx
+	var err error
+	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
+		tx, err = b.BeginTx(ctx, opts)
+	} else {
+		tx, err = c.Conn.Begin() //nolint:staticcheck // the driver has nothing else
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.c.Tx.Add(1)
+	return &txn{tx, c.c}, nil
+}
+
+func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	e, ok := c.Conn.(driver.ExecerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	r, err := e.ExecContext(ctx, q, args)
+	if !errors.Is(err, driver.ErrSkip) {
+		c.c.Statements.Add(1)
+	}
+	return r, err
+}
+
+func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	e, ok := c.Conn.(driver.QueryerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	r, err := e.QueryContext(ctx, q, args)
+	if !errors.Is(err, driver.ErrSkip) {
+		c.c.Statements.Add(1)
+	}
+	return r, err
+}
+
+func (c *conn) Ping(ctx context.Context) error {
+	if p, ok := c.Conn.(driver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+func (c *conn) ResetSession(ctx context.Context) error {
+	if r, ok := c.Conn.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (c *conn) IsValid() bool {
+	if v, ok := c.Conn.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
+	if n, ok := c.Conn.(driver.NamedValueChecker); ok {
+		return n.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+type stmt struct {
+	driver.Stmt
+	c *Counts
+}
+
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	s.c.Statements.Add(1)
+	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
+		return e.ExecContext(ctx, args)
+	}
+	vals, err := values(args)
+	if err != nil {
+		return nil, err
+	}
+	return s.Stmt.Exec(vals) //nolint:staticcheck // the driver has nothing else
+}
+
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	s.c.Statements.Add(1)
+	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
+		return q.QueryContext(ctx, args)
+	}
+	vals, err := values(args)
+	if err != nil {
+		return nil, err
+	}
+	return s.Stmt.Query(vals) //nolint:staticcheck // the driver has nothing else
+}
+
+func (s *stmt) CheckNamedValue(nv *driver.NamedValue) error {
+	if n, ok := s.Stmt.(driver.NamedValueChecker); ok {
+		return n.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+func values(args []driver.NamedValue) ([]driver.Value, error) {
+	out := make([]driver.Value, len(args))
+	for i, a := range args {
+		if a.Name != "" {
+			return nil, errors.New("sqlcount: the driver takes no named arguments")
+		}
+		out[i] = a.Value
+	}
+	return out, nil
+}
+
+type txn struct {
+	driver.Tx
+	c *Counts
+}
+
+func (t *txn) Commit() error   { t.c.Tx.Add(1); return t.Tx.Commit() }
+func (t *txn) Rollback() error { t.c.Tx.Add(1); return t.Tx.Rollback() }
