@@ -26,20 +26,41 @@ func (t *Topic) ReadPartition(ctx context.Context, partition int, after int64, l
 }
 
 func (t *Topic) read(ctx context.Context, partition int, after int64, limit int) ([]Record, error) {
-	mark, start, err := t.Bounds(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if after < start {
-		return nil, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
-	}
-	return t.readUpTo(ctx, partition, after, mark, limit)
+	recs, _, err := t.readPage(ctx, partition, after, limit)
+	return recs, err
 }
 
-// readUpTo reads (after, upto] and then checks the start again: retention
-// moves the start in the transaction that deletes, so a page read while it
-// deleted below after is reported, never returned with a hole.
-func (t *Topic) readUpTo(ctx context.Context, partition int, after, upto int64, limit int) ([]Record, error) {
+// readPage reads the topic's bounds and the page of up to limit messages
+// in (after, mark] in one read-only transaction (engine.BeginRead), on one
+// connection: a pool spread over replicas cannot read the mark on one
+// server and the page on another that is behind. A short page means every
+// message up to the returned mark was read.
+func (t *Topic) readPage(ctx context.Context, partition int, after int64, limit int) ([]Record, int64, error) {
+	tx, err := t.e.BeginRead(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer func() { _ = tx.Rollback() }() // after Commit: a no-op
+	mark, start, err := t.bounds(ctx, tx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if after < start {
+		return nil, 0, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
+	}
+	recs, err := t.readUpTo(ctx, tx, partition, after, mark, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	return recs, mark, t.e.Errors.Wrap(tx.Commit())
+}
+
+// readUpTo reads (after, upto] on q and then checks the start again:
+// retention moves the start in the transaction that deletes, so a page read
+// while it deleted below after is reported, never returned with a hole (at
+// read committed the second check sees that commit; in one snapshot the
+// page and the start agree anyway).
+func (t *Topic) readUpTo(ctx context.Context, q engine.Querier, partition int, after, upto int64, limit int) ([]Record, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
@@ -51,7 +72,7 @@ func (t *Topic) readUpTo(ctx context.Context, partition int, after, upto int64, 
 	if partition >= 0 {
 		id, args["partition"] = dialect.TopicPartitionRange, partition
 	}
-	rows, err := t.e.Query(ctx, t.e.DB, id, nil, args)
+	rows, err := t.e.Query(ctx, q, id, nil, args)
 	if err != nil {
 		return nil, fmt.Errorf("reading topic %s: %w", t.name, err)
 	}
@@ -59,7 +80,7 @@ func (t *Topic) readUpTo(ctx context.Context, partition int, after, upto int64, 
 	if err != nil {
 		return nil, t.e.Errors.Wrap(fmt.Errorf("reading topic %s: %w", t.name, err))
 	}
-	if _, start, err := t.Bounds(ctx); err != nil {
+	if _, start, err := t.bounds(ctx, q); err != nil {
 		return nil, err
 	} else if after < start {
 		return nil, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
@@ -108,15 +129,11 @@ func (t *Topic) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 		if opts.Waker != nil {
 			changed = opts.Waker.Changed() // before the read, so no move is missed
 		}
-		mark, start, err := t.Bounds(ctx)
-		if err != nil {
-			return err
-		}
-		if after < start {
-			return &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
-		}
-		for after < mark {
-			page, err := t.readUpTo(ctx, part, after, mark, opts.PageSize)
+		// Drain page by page, each page with its own mark in one read-only
+		// transaction (see readPage); a mark below after (a server further
+		// behind) reads nothing and waits.
+		for {
+			page, mark, err := t.readPage(ctx, part, after, opts.PageSize)
 			if err != nil {
 				return err
 			}
@@ -127,7 +144,8 @@ func (t *Topic) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 				after = r.Position
 			}
 			if len(page) < opts.PageSize {
-				after = mark // nothing else committed at or below the mark
+				after = max(after, mark) // nothing else committed at or below the mark
+				break
 			}
 		}
 		timer.Reset(opts.PollInterval)
