@@ -63,7 +63,9 @@ func (b *bench) markOnceCatchUp(ctx context.Context, want int) (int, error) {
 		if err != nil {
 			return got, err
 		}
-		page := 0
+		// The old ReadUpTo returned the page as a slice, then Follow
+		// delivered it: build it the same way.
+		var page []eventstore.Recorded
 		for rows.Next() {
 			var r eventstore.Recorded
 			var id engine.UUIDText
@@ -75,9 +77,7 @@ func (b *bench) markOnceCatchUp(ctx context.Context, want int) (int, error) {
 				return got, err
 			}
 			r.ID, r.OccurredAt, r.PartitionKey = string(id), time.Time(at), int(part)
-			after = r.GlobalPosition
-			page++
-			got++
+			page = append(page, r)
 		}
 		if err := rows.Close(); err != nil {
 			return got, err
@@ -85,7 +85,11 @@ func (b *bench) markOnceCatchUp(ctx context.Context, want int) (int, error) {
 		if err := rows.Err(); err != nil {
 			return got, err
 		}
-		if page < *flagPage {
+		for _, r := range page {
+			after = r.GlobalPosition
+			got++
+		}
+		if len(page) < *flagPage {
 			after = mark
 		}
 	}

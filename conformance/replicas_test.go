@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/conformance"
 	"github.com/tidemarkdb/tidemark/conformance/harness"
+	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
@@ -179,10 +180,23 @@ func testReplicaReads(t *testing.T, drv string) {
 	reader := openReplicaReader(t, ctx, loaded.Catalogue, roundRobinDB(t, drv, replicas[0].DSN, replicas[1].DSN))
 	follow := newSeen()
 	readAll := newSeen()
+	consumed := newSeen()
 	readCtx, stopReaders := context.WithCancel(ctx)
 	defer stopReaders()
+	// A consumer checkpointing on the primary and reading its events from
+	// the replicas (the read-only store).
+	runner, err := consumer.NewRunner(ctx, consumer.NewRegistry(pe, nil), consumer.Options{Type: "projection", Name: "replica-reader",
+		Sources: []consumer.Source{consumer.EventStoreSource{Store: reader}}, PollInterval: 20 * time.Millisecond, PageSize: replicaPageSize,
+		Handler: func(_ context.Context, _ *sql.Tx, m consumer.Message) error { consumed.add(m.Position); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		consumed.fail(runner.Run(readCtx))
+	}()
 	go func() {
 		defer wg.Done()
 		err := reader.Follow(readCtx, 0, eventstore.FollowOptions{PollInterval: 20 * time.Millisecond, PageSize: replicaPageSize},
@@ -202,12 +216,13 @@ func testReplicaReads(t *testing.T, drv string) {
 	// Hang guard only: both readers reach the last position (the delayed
 	// replica 2 s late, the mark a poll later).
 	deadline := time.Now().Add(2 * time.Minute)
-	for (follow.last() < last || readAll.last() < last) && time.Now().Before(deadline) && follow.err() == nil && readAll.err() == nil {
+	for (follow.last() < last || readAll.last() < last || consumed.count() < len(want)) && time.Now().Before(deadline) &&
+		follow.err() == nil && readAll.err() == nil && consumed.err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
 	stopReaders()
 	wg.Wait()
-	for name, s := range map[string]*seen{"Follow": follow, "ReadAll": readAll} {
+	for name, s := range map[string]*seen{"Follow": follow, "ReadAll": readAll, "consumer": consumed} {
 		skipped, dup := s.compare(want)
 		t.Logf("%s over 2 replicas: %d events appended, %d read, %d skipped, %d duplicated (last position %d of %d)",
 			name, len(want), s.count(), skipped, dup, s.last(), last)

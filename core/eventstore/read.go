@@ -72,10 +72,21 @@ func (s *Store) ReadUpTo(ctx context.Context, after, upto int64, limit int) ([]R
 	return evs, s.dbErr(err)
 }
 
-// readPage reads the mark and the page of up to limit events in (after,
-// mark] in one read-only transaction (engine.BeginRead), and returns both:
-// a short page means every event up to mark was read, on the server the
-// mark came from.
+// ReadPage reads the high-water mark and the page of up to limit events in
+// (after, mark] (of one partition, or of all when partition is -1) in one
+// read-only transaction, and returns both: a page shorter than limit means
+// every event up to that mark was read. A caller that advances past a
+// short page must advance to this mark, never to one it read separately
+// (that one may come from another server, further ahead).
+func (s *Store) ReadPage(ctx context.Context, partition int, after int64, limit int) ([]Recorded, int64, error) {
+	if partition < -1 || partition >= s.e.Partitions {
+		return nil, 0, fmt.Errorf("partition %d is out of range -1..%d", partition, s.e.Partitions-1)
+	}
+	return s.readPage(ctx, partition, after, limit)
+}
+
+// readPage is ReadPage: the mark and the page in one read-only transaction
+// (engine.BeginRead), on the server the mark came from.
 func (s *Store) readPage(ctx context.Context, partition int, after int64, limit int) ([]Recorded, int64, error) {
 	var evs []Recorded
 	var mark int64
