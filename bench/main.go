@@ -165,6 +165,9 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 	if err := b.readComparison(ctx, readRows); err != nil {
 		return err
 	}
+	if err := b.snapshotCost(ctx, readRows); err != nil {
+		return err
+	}
 	if err := b.tailLatency(ctx, 4, 2*time.Second); err != nil {
 		return err
 	}

@@ -101,6 +101,7 @@ func Tests() []Test {
 	all = append(all, consumerCaptureTests()...)
 	all = append(all, leaseTests()...)
 	all = append(all, transientTests()...)
+	all = append(all, readOnlyTests()...)
 	return all
 }
 

@@ -96,7 +96,7 @@ func (r *Runner) read(ctx context.Context) ([]Message, bool, error) {
 			if st.read >= mark {
 				continue
 			}
-			msgs, err := s.Read(ctx, p, st.read, mark, r.opts.PageSize)
+			msgs, below, err := readMarked(ctx, s, p, st.read, mark, r.opts.PageSize)
 			if err != nil {
 				return nil, false, err
 			}
@@ -106,13 +106,25 @@ func (r *Runner) read(ctx context.Context) ([]Message, bool, error) {
 			}
 			batch = append(batch, msgs...)
 			if len(msgs) < r.opts.PageSize {
-				st.read = mark // nothing else committed below the mark here
+				// Nothing else committed up to the mark the page was read
+				// below (a server behind the poll's mark reads less).
+				st.read = max(st.read, below)
 			} else {
 				st.read, more = msgs[len(msgs)-1].Position, true
 			}
 		}
 	}
 	return batch, more, nil
+}
+
+// readMarked reads a page of s and the mark it was read below: the
+// source's own (MarkedReader), else the poll's mark.
+func readMarked(ctx context.Context, s Source, partition int, after, upto int64, limit int) ([]Message, int64, error) {
+	if mr, ok := s.(MarkedReader); ok {
+		return mr.ReadMarked(ctx, partition, after, upto, limit)
+	}
+	msgs, err := s.Read(ctx, partition, after, upto, limit)
+	return msgs, upto, err
 }
 
 // apply runs the batch through Workers workers; a key always goes to the

@@ -47,6 +47,13 @@ type Source interface {
 	Restore(partition int, position int64, key, copy string) (Message, error)
 }
 
+// MarkedReader is a Source whose reads also return the mark they were read
+// below, in one transaction with the page (EventStoreSource): the runner
+// then advances past a short page to that mark, never further.
+type MarkedReader interface {
+	ReadMarked(ctx context.Context, partition int, after, upto int64, limit int) ([]Message, int64, error)
+}
+
 // EventStoreSource is the event store as a Source.
 type EventStoreSource struct {
 	Store *eventstore.Store
@@ -81,6 +88,27 @@ func (s EventStoreSource) Read(ctx context.Context, partition int, after, upto i
 			Key: ev.AggregateType + "/" + ev.AggregateID, Value: ev})
 	}
 	return out, nil
+}
+
+// ReadMarked is Read that also returns the mark the page was read below
+// (Store.ReadPage: one read-only transaction): the runner advances past a
+// short page only to that mark, so a pool spread over replicas, where the
+// mark read for the poll may come from a server further ahead, never
+// skips.
+func (s EventStoreSource) ReadMarked(ctx context.Context, partition int, after, upto int64, limit int) ([]Message, int64, error) {
+	evs, mark, err := s.Store.ReadPage(ctx, partition, after, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Message, 0, len(evs))
+	for _, ev := range evs {
+		if ev.GlobalPosition > upto {
+			break
+		}
+		out = append(out, Message{Source: s.Name(), Partition: partition, Position: ev.GlobalPosition,
+			Key: ev.AggregateType + "/" + ev.AggregateID, Value: ev})
+	}
+	return out, min(mark, upto), nil
 }
 
 // Changed is the waker's channel, nil without one.

@@ -56,6 +56,24 @@ func (s CaptureSource) Read(ctx context.Context, partition int, after, upto int6
 	return out, nil
 }
 
+// ReadMarked is Read with the mark the page was read below, from one
+// read-only transaction (MarkedReader): a runner over replicas never
+// advances past a mark read on another server.
+func (s CaptureSource) ReadMarked(ctx context.Context, partition int, after, upto int64, limit int) ([]Message, int64, error) {
+	recs, mark, err := s.Topic.ReadPage(ctx, partition, after, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Message, 0, len(recs))
+	for _, r := range recs {
+		if r.Position > upto {
+			break
+		}
+		out = append(out, Message{Source: s.Name(), Partition: partition, Position: r.Position, Key: r.Key, Value: r})
+	}
+	return out, min(mark, upto), nil
+}
+
 // Changed is the waker's channel, nil without one.
 func (s CaptureSource) Changed() <-chan struct{} {
 	if s.Waker == nil {

@@ -33,6 +33,14 @@ type Config struct {
 	// Partitions is the fixed partition count N (default 16). It is seeded
 	// on first start and verified on every later one.
 	Partitions int
+	// ReadOnly opens the engine for reading only (a replica, a read-only
+	// account): Open runs no DDL and no seed, it verifies that the schema,
+	// the partition count and the event store's mark row exist
+	// (*SchemaMissingError otherwise) and adopts the persisted partition
+	// count when Partitions is 0. Every write through the engine (Append,
+	// AppendTx, Publish, an advancer's cycle, Exec) is then refused with a
+	// *ReadOnlyError before any SQL runs.
+	ReadOnly bool
 }
 
 // Engine is a catalogue bound to one database.
@@ -44,6 +52,8 @@ type Engine struct {
 	Partitions int
 	// Positions is the position seam of the dialect's strategy.
 	Positions Positions
+
+	readOnly bool
 
 	mu       sync.Mutex
 	compiled map[string]dialect.Compiled
@@ -92,7 +102,8 @@ func Validate(cat *dialect.Catalogue) error { return cat.Validate() }
 
 // Open binds cat to db: resolves names, creates the schema of every area
 // whose mode is Always (verifies the others), seeds the core's own rows and
-// checks the partition count and position sequences.
+// checks the partition count and position sequences. With cfg.ReadOnly it
+// creates and seeds nothing and only verifies (see Config.ReadOnly).
 func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*Engine, error) {
 	if err := cat.Validate(); err != nil {
 		return nil, err
@@ -105,21 +116,27 @@ func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{DB: db, Cat: &cat, Names: names, Errors: classifier, Partitions: cfg.Partitions,
+	e := &Engine{DB: db, Cat: &cat, Names: names, Errors: classifier, Partitions: cfg.Partitions, readOnly: cfg.ReadOnly,
 		compiled: map[string]dialect.Compiled{}, prepared: map[string]*sql.Stmt{}}
 	if e.Positions, err = newPositions(e); err != nil {
 		return nil, err
 	}
-	if e.Partitions == 0 {
-		e.Partitions = DefaultPartitions
+	if e.Partitions == 0 && !cfg.ReadOnly {
+		e.Partitions = DefaultPartitions // a read-only engine adopts the persisted count
 	}
-	if e.Partitions < 1 || e.Partitions > 32767 {
+	if (e.Partitions < 1 && !cfg.ReadOnly) || e.Partitions < 0 || e.Partitions > 32767 {
 		return nil, fmt.Errorf("partition count %d is out of range 1..32767", e.Partitions)
 	}
 	// The whole naming plan is checked here, before any SQL runs.
 	steps, err := schema.Plan(e.Cat, e.Names, cfg.QueryTables, cfg.Names.Prefixes[dialect.AreaCQRS])
 	if err != nil {
 		return nil, err
+	}
+	if cfg.ReadOnly {
+		if err := e.openReadOnly(ctx, cfg); err != nil {
+			return nil, err
+		}
+		return e, nil
 	}
 	if err := e.create(ctx, cfg, steps); err != nil {
 		return nil, err

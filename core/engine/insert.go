@@ -78,6 +78,9 @@ func (in *Insert) MaxRows(shape InsertShape) int {
 
 // Exec inserts rows (at most MaxRows(shape)) in one statement on q.
 func (in *Insert) Exec(ctx context.Context, q Querier, shape InsertShape, rows [][]any) (sql.Result, error) {
+	if err := in.e.refuse(in.name); err != nil {
+		return nil, err
+	}
 	c, args, err := in.bind(shape, rows)
 	if err != nil {
 		return nil, err
@@ -88,6 +91,9 @@ func (in *Insert) Exec(ctx context.Context, q Querier, shape InsertShape, rows [
 // Query inserts rows like Exec and returns the rows the statement returns
 // (RETURNING, OUTPUT). Errors of the rows' Next and Scan are the driver's.
 func (in *Insert) Query(ctx context.Context, q Querier, shape InsertShape, rows [][]any) (*sql.Rows, error) {
+	if err := in.e.refuse(in.name); err != nil {
+		return nil, err
+	}
 	c, args, err := in.bind(shape, rows)
 	if err != nil {
 		return nil, err

@@ -102,14 +102,12 @@ type counterRow struct {
 	settings dialect.PositionSettings
 }
 
-func (*counterRow) Strategy() dialect.PositionStrategy { return dialect.CounterRow }
-func (*counterRow) DrawnByInsert() bool                { return false }
-func (c *counterRow) AllocateFirst() bool              { return c.settings.AllocateFirst }
-func (*counterRow) Queues() bool                       { return true }
-func (*counterRow) EndIsCommitted() bool               { return true }
-func (*counterRow) Check(context.Context, string) error {
-	return nil
-}
+func (*counterRow) Strategy() dialect.PositionStrategy  { return dialect.CounterRow }
+func (*counterRow) DrawnByInsert() bool                 { return false }
+func (c *counterRow) AllocateFirst() bool               { return c.settings.AllocateFirst }
+func (*counterRow) Queues() bool                        { return true }
+func (*counterRow) EndIsCommitted() bool                { return true }
+func (*counterRow) Check(context.Context, string) error { return nil }
 
 func (c *counterRow) CommittedEnd(ctx context.Context, q Querier, table string) (int64, error) {
 	return committedEnd(ctx, c.e, q, table)
@@ -119,6 +117,9 @@ func (c *counterRow) CommittedEnd(ctx context.Context, q Querier, table string) 
 // value: from PositionAllocate's row, from the result's LastInsertId
 // (AllocatedInResult), or from PositionAllocated.
 func (c *counterRow) Allocate(ctx context.Context, q Querier, table string, n int) (int64, error) {
+	if err := c.e.refuse("allocating positions"); err != nil {
+		return 0, err
+	}
 	tables := positionTables(table)
 	args := map[string]any{"count": n}
 	if c.settings.CounterLock == dialect.CounterLockFirst {

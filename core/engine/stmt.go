@@ -177,6 +177,10 @@ func (e *Engine) stmtOn(ctx context.Context, q Querier, query string) *sql.Stmt 
 // error. Unclassified errors, sql.ErrNoRows and context errors come back as
 // they are.
 func (e *Engine) Exec(ctx context.Context, q Querier, id dialect.StatementID, tables map[string]string, args map[string]any) (sql.Result, error) {
+	// Exec is the engine's write path: a read-only engine refuses it.
+	if err := e.refuse("statement " + string(id)); err != nil {
+		return nil, err
+	}
 	s, a, err := e.bind(id, tables, args)
 	if err != nil {
 		return nil, err
@@ -189,6 +193,9 @@ func (e *Engine) Exec(ctx context.Context, q Querier, id dialect.StatementID, ta
 // unprepared and classifies its error as Exec does. For statements that are
 // not in the catalogue; compiled on every call.
 func (e *Engine) ExecText(ctx context.Context, q Querier, tmpl string, tables map[string]string, args map[string]any) (sql.Result, error) {
+	if err := e.refuse("a statement"); err != nil {
+		return nil, err
+	}
 	c, err := e.CompileText(tmpl, tables)
 	if err != nil {
 		return nil, err

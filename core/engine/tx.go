@@ -44,7 +44,33 @@ func (e *Engine) TxOptions(op Operation) *sql.TxOptions {
 
 // BeginTx begins a transaction for op on the engine's *sql.DB with the
 // dialect's declared isolation level. Its error is classified (see Exec).
+// A read-only engine refuses OpAppend and OpHWM (*ReadOnlyError); OpRead
+// is BeginRead.
 func (e *Engine) BeginTx(ctx context.Context, op Operation) (*sql.Tx, error) {
+	switch op {
+	case OpAppend:
+		if err := e.refuse("begin a transaction to append"); err != nil {
+			return nil, err
+		}
+	case OpHWM:
+		if err := e.refuse("begin a high-water-mark transaction"); err != nil {
+			return nil, err
+		}
+	case OpRead:
+		return e.BeginRead(ctx)
+	}
 	tx, err := e.DB.BeginTx(ctx, e.TxOptions(op))
+	return tx, e.Errors.Wrap(err)
+}
+
+// BeginRead begins a read-only transaction at the dialect's declared read
+// level (Isolation.Read): the reads the core makes in it (a mark and the
+// page below it) run on one connection, so on one server, however the
+// pool spreads connections over replicas. Read-only also keeps SQLite's
+// _txlock=immediate from taking the write lock for a read.
+func (e *Engine) BeginRead(ctx context.Context) (*sql.Tx, error) {
+	opts := e.TxOptions(OpRead)
+	opts.ReadOnly = true
+	tx, err := e.DB.BeginTx(ctx, opts)
 	return tx, e.Errors.Wrap(err)
 }

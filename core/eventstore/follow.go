@@ -42,14 +42,12 @@ func (s *Store) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 		if opts.Waker != nil {
 			changed = opts.Waker.Changed() // taken before the read, so no move is missed
 		}
-		mark, err := s.Mark(ctx)
-		if err != nil {
-			return err
-		}
-		// Drain everything up to this mark, page by page, without reading
-		// the mark again for every page.
-		for after < mark {
-			page, err := s.ReadUpTo(ctx, after, mark, opts.PageSize)
+		// Drain page by page. Each page is read with its own mark, in one
+		// read-only transaction on one server; a short page means nothing
+		// else is committed up to that mark there. A mark below after (a
+		// server further behind than the last) reads nothing and waits.
+		for {
+			page, mark, err := s.readPage(ctx, -1, after, opts.PageSize)
 			if err != nil {
 				return err
 			}
@@ -60,7 +58,8 @@ func (s *Store) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 				after = r.GlobalPosition
 			}
 			if len(page) < opts.PageSize {
-				after = mark // nothing else committed below the mark
+				after = max(after, mark)
+				break
 			}
 		}
 		timer.Reset(opts.PollInterval)

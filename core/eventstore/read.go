@@ -40,8 +40,13 @@ func ReadMark(ctx context.Context, e *engine.Engine, topic string) (int64, error
 // ReadAll reads up to limit events of every event table with global position
 // in (after, mark], merged in global order. It never returns an event above
 // the high-water mark.
+//
+// The mark and the page are read in one read-only transaction, on one
+// connection: a pool spread over replicas (or cluster nodes) cannot read
+// the mark on one server and the page on another that is behind.
 func (s *Store) ReadAll(ctx context.Context, after int64, limit int) ([]Recorded, error) {
-	return s.read(ctx, -1, after, limit)
+	page, _, err := s.readPage(ctx, -1, after, limit)
+	return page, err
 }
 
 // ReadPartition is ReadAll restricted to one partition.
@@ -49,29 +54,68 @@ func (s *Store) ReadPartition(ctx context.Context, partition int, after int64, l
 	if partition < 0 || partition >= s.e.Partitions {
 		return nil, fmt.Errorf("partition %d is out of range 0..%d", partition, s.e.Partitions-1)
 	}
-	return s.read(ctx, partition, after, limit)
+	page, _, err := s.readPage(ctx, partition, after, limit)
+	return page, err
 }
 
 // ReadUpTo reads like ReadAll but with an explicit upper bound, which must
-// not exceed the mark (used by followers that already know it).
+// not exceed the mark. The bound must come from the server the page is read
+// from: with a pool spread over replicas, read with ReadAll (or Follow),
+// which read the mark and the page together.
 func (s *Store) ReadUpTo(ctx context.Context, after, upto int64, limit int) ([]Recorded, error) {
-	return s.readRange(ctx, -1, after, upto, limit)
-}
-
-func (s *Store) read(ctx context.Context, partition int, after int64, limit int) ([]Recorded, error) {
-	mark, err := s.Mark(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.readRange(ctx, partition, after, mark, limit)
-}
-
-func (s *Store) readRange(ctx context.Context, partition int, after, upto int64, limit int) ([]Recorded, error) {
-	evs, err := s.readRangeRaw(ctx, partition, after, upto, limit)
+	var evs []Recorded
+	err := s.inRead(ctx, func(q queryer) error {
+		var err error
+		evs, err = s.readRangeRaw(ctx, q, -1, after, upto, limit)
+		return err
+	})
 	return evs, s.dbErr(err)
 }
 
-func (s *Store) readRangeRaw(ctx context.Context, partition int, after, upto int64, limit int) ([]Recorded, error) {
+// ReadPage reads the high-water mark and the page of up to limit events in
+// (after, mark] (of one partition, or of all when partition is -1) in one
+// read-only transaction, and returns both: a page shorter than limit means
+// every event up to that mark was read. A caller that advances past a
+// short page must advance to this mark, never to one it read separately
+// (that one may come from another server, further ahead).
+func (s *Store) ReadPage(ctx context.Context, partition int, after int64, limit int) ([]Recorded, int64, error) {
+	if partition < -1 || partition >= s.e.Partitions {
+		return nil, 0, fmt.Errorf("partition %d is out of range -1..%d", partition, s.e.Partitions-1)
+	}
+	return s.readPage(ctx, partition, after, limit)
+}
+
+// readPage is ReadPage: the mark and the page in one read-only transaction
+// (engine.BeginRead), on the server the mark came from.
+func (s *Store) readPage(ctx context.Context, partition int, after int64, limit int) ([]Recorded, int64, error) {
+	var evs []Recorded
+	var mark int64
+	err := s.inRead(ctx, func(q queryer) error {
+		r, err := s.e.ReadMarkRow(ctx, q, engine.EventStoreTopic)
+		if err != nil {
+			return err
+		}
+		mark = r.Mark
+		evs, err = s.readRangeRaw(ctx, q, partition, after, mark, limit)
+		return err
+	})
+	return evs, mark, s.dbErr(err)
+}
+
+// inRead runs fn in a read-only transaction of its own.
+func (s *Store) inRead(ctx context.Context, fn func(queryer) error) error {
+	tx, err := s.e.BeginRead(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }() // after Commit: a no-op
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *Store) readRangeRaw(ctx context.Context, q queryer, partition int, after, upto int64, limit int) ([]Recorded, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
@@ -83,16 +127,6 @@ func (s *Store) readRangeRaw(ctx context.Context, partition int, after, upto int
 	if partition >= 0 {
 		id = dialect.EventPartitionRange
 		args["partition"] = partition
-	}
-	var q queryer = s.e.DB
-	if s.e.Cat.Isolation.Read != "" {
-		// A declared read level: every table is read in one transaction.
-		tx, err := s.e.BeginTx(ctx, engine.OpRead)
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = tx.Rollback() }() // read-only work: nothing to keep
-		q = tx
 	}
 	var all []Recorded
 	// Each table returns its first limit rows; merging them in position

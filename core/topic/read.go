@@ -36,34 +36,67 @@ func (t *Topic) ReadPartitionUpTo(ctx context.Context, partition int, after, upt
 	if partition < 0 || partition >= t.e.Partitions {
 		return nil, fmt.Errorf("partition %d is out of range 0..%d", partition, t.e.Partitions-1)
 	}
-	if upto <= after {
-		// Nothing to read, but history below the start is still missing:
-		// the caller learns it now, not at the next message.
-		if _, start, err := t.Bounds(ctx); err != nil {
-			return nil, err
-		} else if after < start {
-			return nil, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
-		}
-		return nil, nil
+	// Bounds and page in one read-only transaction, as readPage: history
+	// below the start is reported even when there is nothing to read, so
+	// the caller learns it now, not at the next message.
+	tx, err := t.e.BeginRead(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return t.readUpTo(ctx, partition, after, upto, limit)
-}
-
-func (t *Topic) read(ctx context.Context, partition int, after int64, limit int) ([]Record, error) {
-	mark, start, err := t.Bounds(ctx)
+	defer func() { _ = tx.Rollback() }() // after Commit: a no-op
+	_, start, err := t.bounds(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
 	if after < start {
 		return nil, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
 	}
-	return t.readUpTo(ctx, partition, after, mark, limit)
+	if upto <= after {
+		return nil, nil
+	}
+	recs, err := t.readUpTo(ctx, tx, partition, after, upto, limit)
+	if err != nil {
+		return nil, err
+	}
+	return recs, t.e.Errors.Wrap(tx.Commit())
 }
 
-// readUpTo reads (after, upto] and then checks the start again: retention
-// moves the start in the transaction that deletes, so a page read while it
-// deleted below after is reported, never returned with a hole.
-func (t *Topic) readUpTo(ctx context.Context, partition int, after, upto int64, limit int) ([]Record, error) {
+func (t *Topic) read(ctx context.Context, partition int, after int64, limit int) ([]Record, error) {
+	recs, _, err := t.readPage(ctx, partition, after, limit)
+	return recs, err
+}
+
+// readPage reads the topic's bounds and the page of up to limit messages
+// in (after, mark] in one read-only transaction (engine.BeginRead), on one
+// connection: a pool spread over replicas cannot read the mark on one
+// server and the page on another that is behind. A short page means every
+// message up to the returned mark was read.
+func (t *Topic) readPage(ctx context.Context, partition int, after int64, limit int) ([]Record, int64, error) {
+	tx, err := t.e.BeginRead(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer func() { _ = tx.Rollback() }() // after Commit: a no-op
+	mark, start, err := t.bounds(ctx, tx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if after < start {
+		return nil, 0, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
+	}
+	recs, err := t.readUpTo(ctx, tx, partition, after, mark, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	return recs, mark, t.e.Errors.Wrap(tx.Commit())
+}
+
+// readUpTo reads (after, upto] on q and then checks the start again:
+// retention moves the start in the transaction that deletes, so a page read
+// while it deleted below after is reported, never returned with a hole (at
+// read committed the second check sees that commit; in one snapshot the
+// page and the start agree anyway).
+func (t *Topic) readUpTo(ctx context.Context, q engine.Querier, partition int, after, upto int64, limit int) ([]Record, error) {
 	if limit <= 0 {
 		limit = 1000
 	}
@@ -75,7 +108,7 @@ func (t *Topic) readUpTo(ctx context.Context, partition int, after, upto int64, 
 	if partition >= 0 {
 		id, args["partition"] = dialect.TopicPartitionRange, partition
 	}
-	rows, err := t.e.Query(ctx, t.e.DB, id, nil, args)
+	rows, err := t.e.Query(ctx, q, id, nil, args)
 	if err != nil {
 		return nil, fmt.Errorf("reading topic %s: %w", t.name, err)
 	}
@@ -83,7 +116,7 @@ func (t *Topic) readUpTo(ctx context.Context, partition int, after, upto int64, 
 	if err != nil {
 		return nil, t.e.Errors.Wrap(fmt.Errorf("reading topic %s: %w", t.name, err))
 	}
-	if _, start, err := t.Bounds(ctx); err != nil {
+	if _, start, err := t.bounds(ctx, q); err != nil {
 		return nil, err
 	} else if after < start {
 		return nil, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
@@ -132,15 +165,11 @@ func (t *Topic) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 		if opts.Waker != nil {
 			changed = opts.Waker.Changed() // before the read, so no move is missed
 		}
-		mark, start, err := t.Bounds(ctx)
-		if err != nil {
-			return err
-		}
-		if after < start {
-			return &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
-		}
-		for after < mark {
-			page, err := t.readUpTo(ctx, part, after, mark, opts.PageSize)
+		// Drain page by page, each page with its own mark in one read-only
+		// transaction (see readPage); a mark below after (a server further
+		// behind) reads nothing and waits.
+		for {
+			page, mark, err := t.readPage(ctx, part, after, opts.PageSize)
 			if err != nil {
 				return err
 			}
@@ -151,7 +180,8 @@ func (t *Topic) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 				after = r.Position
 			}
 			if len(page) < opts.PageSize {
-				after = mark // nothing else committed at or below the mark
+				after = max(after, mark) // nothing else committed at or below the mark
+				break
 			}
 		}
 		timer.Reset(opts.PollInterval)
@@ -187,3 +217,15 @@ type (
 	anyText = engine.UUIDText
 	anyTime = engine.UTCTime
 )
+
+// ReadPage returns up to limit messages of partition after position after
+// and the mark they were read below, both from one read-only transaction
+// (a consumer over replicas advances past a short page only to that mark).
+// A read after a position below the topic's start is a
+// *MissingHistoryError.
+func (t *Topic) ReadPage(ctx context.Context, partition int, after int64, limit int) ([]Record, int64, error) {
+	if partition < 0 || partition >= t.e.Partitions {
+		return nil, 0, fmt.Errorf("partition %d is out of range 0..%d", partition, t.e.Partitions-1)
+	}
+	return t.readPage(ctx, partition, after, limit)
+}

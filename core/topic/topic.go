@@ -73,9 +73,18 @@ type Topic struct {
 }
 
 // New returns the capture topic of e and seeds its mark row at 0 when it
-// is missing (never overwriting it).
+// is missing (never overwriting it). On a read-only engine it seeds
+// nothing: a missing mark row is an *engine.SchemaMissingError.
 func New(ctx context.Context, e *engine.Engine) (*Topic, error) {
 	t := &Topic{e: e, name: CaptureTopic, posTable: e.Names.Shared[engine.CapturePositions.Placeholder]}
+	if e.ReadOnly() {
+		if _, err := e.ReadMarkRow(ctx, e.DB, t.name); errors.Is(err, sql.ErrNoRows) {
+			return nil, &engine.SchemaMissingError{What: "the high-water-mark row of topic " + t.name, Cause: err}
+		} else if err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
 	if err := e.SeedMark(ctx, e.DB, t.name); err != nil {
 		return nil, err
 	}

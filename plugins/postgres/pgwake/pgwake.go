@@ -11,21 +11,34 @@
 // listen is not silent: it is logged once per outage (and once more when
 // listening resumes), kept as Err, and handed to an OnError callback.
 //
+// LISTEN runs only on a primary: on a hot standby PostgreSQL refuses it
+// ("cannot execute LISTEN during recovery", SQLSTATE 25006). A Waker
+// refused so gives up at once and says so (Err, Done, a warning in the
+// log) instead of retrying; listen on the primary, or let followers on
+// replicas poll (see docs/deployments.md).
+//
 // It imports pgx, which is why it is not part of the dialect package (a
 // dialect imports only core/dialect).
 package pgwake
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/topic"
 )
+
+// ErrListenRefused is wrapped by the error Err returns when the server
+// refuses LISTEN for good: a hot standby (SQLSTATE 25006).
+var ErrListenRefused = errors.New("LISTEN refused by the server")
 
 // Channel is the notification channel the postgres dialect notifies on.
 const Channel = "tidemark_hwm"
@@ -53,6 +66,7 @@ type Waker struct {
 	topic   string
 	ready   chan struct{}
 	once    sync.Once
+	done    chan struct{} // closed when the Waker has given up
 
 	logger  *slog.Logger
 	onError func(error)
@@ -74,7 +88,7 @@ func OnError(fn func(error)) Option { return func(w *Waker) { w.onError = fn } }
 // Listen connects with dsn (a pgx connection string) and wakes on every
 // notification for topic ("" for any topic) until ctx ends.
 func Listen(ctx context.Context, dsn, topic string, opts ...Option) *Waker {
-	w := &Waker{changed: make(chan struct{}), topic: topic, ready: make(chan struct{}), logger: slog.Default()}
+	w := &Waker{changed: make(chan struct{}), topic: topic, ready: make(chan struct{}), done: make(chan struct{}), logger: slog.Default()}
 	for _, o := range opts {
 		o(w)
 	}
@@ -84,6 +98,12 @@ func Listen(ctx context.Context, dsn, topic string, opts ...Option) *Waker {
 
 // Ready is closed once the first LISTEN is in place.
 func (w *Waker) Ready() <-chan struct{} { return w.ready }
+
+// Done is closed when the Waker has given up for good: the server refused
+// LISTEN (Err says why). Followers using it then wake on their poll
+// interval only. Done stays open while ctx lasts otherwise: a lost
+// connection is retried.
+func (w *Waker) Done() <-chan struct{} { return w.done }
 
 // Changed returns a channel closed at the next notification.
 func (w *Waker) Changed() <-chan struct{} {
@@ -117,6 +137,14 @@ func (w *Waker) run(ctx context.Context, dsn string) {
 		}
 		if listened {
 			backoff = firstBackoff // a lost connection, not a refused one
+		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "25006" {
+			// A hot standby: retrying cannot help until it is promoted.
+			w.failed(fmt.Errorf("%w: %w (a hot standby cannot LISTEN: listen on the primary, or poll)", ErrListenRefused, err))
+			w.wake() // followers re-read once, then poll
+			close(w.done)
+			return
 		}
 		w.failed(err)
 		// Wake once: notifications may have been missed while down.

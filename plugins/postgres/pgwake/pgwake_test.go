@@ -88,3 +88,36 @@ func TestFollowerWokenByNotification(t *testing.T) {
 		t.Fatal("follower was never woken by the notification (its poll interval is an hour)")
 	}
 }
+
+// TestListenOnStandbyRefused: on a hot standby LISTEN is refused; the
+// Waker gives up at once and says why instead of retrying silently.
+func TestListenOnStandbyRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prov := harness.NewProvider()
+	defer prov.Close()
+	rs, err := prov.PostgresReplicas(ctx)
+	var sk *harness.Skipped
+	if errors.As(err, &sk) {
+		t.Skipf("no PostgreSQL replicas: %s", sk.Reason)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, replicas, err := rs.Database(ctx, "pgx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := pgwake.Listen(ctx, replicas[0].DSN, engine.EventStoreTopic)
+	select {
+	case <-w.Done():
+	case <-w.Ready():
+		t.Fatal("LISTEN on a hot standby reported ready")
+	case <-ctx.Done():
+		t.Fatalf("the Waker on a standby never gave up (last error: %v)", w.Err())
+	}
+	if !errors.Is(w.Err(), pgwake.ErrListenRefused) {
+		t.Fatalf("Err after giving up: want ErrListenRefused, got %v", w.Err())
+	}
+	t.Logf("refused: %v", w.Err())
+}
