@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -121,7 +122,7 @@ func consumersStatusCmd() *cobra.Command {
 }
 
 // changeRun adapts an operation on one consumer to an operatorRun that
-// prints what it changed.
+// prints what it changed; what may place the consumer with %s.
 func changeRun(what string, do func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error)) operatorRun {
 	return func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
 		ref, err := consumer.ParseRef(args[0])
@@ -139,7 +140,11 @@ func changeRun(what string, do func(ctx context.Context, op *consumer.Operator, 
 				Changes   consumer.Changes `json:"changes"`
 			}{ref, what, ch})
 		}
-		_, err = fmt.Fprintf(out, "%s %s: %s\n", what, ref, ch)
+		label := what + " %s"
+		if strings.Contains(what, "%s") { // the consumer's place in the sentence
+			label = what
+		}
+		_, err = fmt.Fprintf(out, label+": %s\n", ref, ch)
 		return err
 	}
 }
@@ -192,7 +197,7 @@ func consumersUnsubscribeCmd() *cobra.Command {
 	var source string
 	cmd := operatorCmd("unsubscribe <type>/<name> --source S", "Unsubscribe a consumer from a source: its checkpoints, undelivered rows and skips there go, its row with its last checkpoint", cobra.ExactArgs(1),
 		func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
-			return changeRun("unsubscribe from "+source, func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error) {
+			return changeRun("unsubscribe %s from "+source, func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error) {
 				return op.Unsubscribe(ctx, ref, source)
 			})(ctx, op, out, asJSON, args)
 		})

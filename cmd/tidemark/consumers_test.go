@@ -182,7 +182,7 @@ func consumersOn(t *testing.T, prov *harness.Provider, eng string) {
 		{[]string{"pause", ref}, "pause " + ref + ": state PAUSED"},
 		{[]string{"resume", ref}, "resume " + ref + ": state RUNNING"},
 		{[]string{"skip", ref, "--source", engine.EventStoreTopic, "--partition", "3", "--position", "2", "--key", "acct/2"}, "skip " + ref + ": 1 skips recorded"},
-		{[]string{"unsubscribe", ref, "--source", engine.EventStoreTopic}, "2 undelivered deleted, 1 skips deleted, 16 checkpoints deleted, consumer row deleted"},
+		{[]string{"unsubscribe", ref, "--source", engine.EventStoreTopic}, "unsubscribe " + ref + " from event-store: 2 undelivered deleted, 1 skips deleted, 16 checkpoints deleted, consumer row deleted"},
 	} {
 		if out := cli(c.args...); !strings.Contains(out, c.want) {
 			t.Errorf("%s: %q, want %q", strings.Join(c.args, " "), out, c.want)
