@@ -121,7 +121,15 @@ func consumersOn(t *testing.T, prov *harness.Provider, eng string) {
 		}
 		return out
 	}
-	const ref = "projection/account-summary"
+	consumerReads(t, f, cli)
+	consumerWrites(t, f, cli)
+}
+
+const cliRef = "projection/account-summary"
+
+// consumerReads checks list, status and dead-letters, as tables and JSON.
+func consumerReads(t *testing.T, f cliFixture, cli func(...string) string) {
+	const ref = cliRef
 
 	// list: a table with the lag (16 partitions, one at 1) and the counts.
 	lag := 16*f.mark - 1
@@ -161,16 +169,21 @@ func consumersOn(t *testing.T, prov *harness.Provider, eng string) {
 		t.Fatalf("dead-letters --json: %+v", dls)
 	}
 
+}
+
+// consumerWrites checks what each operation prints and the typed errors.
+func consumerWrites(t *testing.T, f cliFixture, cli func(...string) string) {
+	const ref = cliRef
 	// retry by key: the head FAILED with a fresh budget, the follower WAITING.
 	var changed struct{ Changes consumer.Changes }
 	decode(t, cli("dead-letters", "retry", ref, "--source", engine.EventStoreTopic, "--key", "acct/2", "--json"), &changed)
 	if changed.Changes.Released != 1 || changed.Changes.Waiting != 1 {
 		t.Errorf("retry --json: %+v", changed)
 	}
-	if out = cli("dead-letters", ref); strings.TrimSpace(out) != "no dead letters" {
+	if out := cli("dead-letters", ref); strings.TrimSpace(out) != "no dead letters" {
 		t.Errorf("dead letters after retry:\n%s", out)
 	}
-	if out = cli("dead-letters", "delete", ref, "--all"); !strings.Contains(out, "delete dead letters "+ref+": nothing changed") {
+	if out := cli("dead-letters", "delete", ref, "--all"); !strings.Contains(out, "delete dead letters "+ref+": nothing changed") {
 		t.Errorf("delete --all with none left: %s", out)
 	}
 
