@@ -9,56 +9,56 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 )
 
-// deadLetters is the dead-letter fixture: key "a" died as DEAD_LETTER_KEY
+// adminDeadLetters is the dead-letter fixture: key "a" died as DEAD_LETTER_KEY
 // at 21 with two later messages held dead behind it; key "b" has two
 // DEAD_LETTER rows (21 is another partition's position space on a topic);
 // key "c" one DEAD_LETTER on the second topic; key "d" a FAILED row no
 // selector may touch.
-type deadLetters struct {
+type adminDeadLetters struct {
 	aHead, aFollow1, aFollow2, b1, b2, c, d string
 }
 
-func (f *adminFixture) deadLetters(t T) deadLetters {
+func (f *adminFixture) adminDeadLetters(t T) adminDeadLetters {
 	t.Helper()
 	es := engine.EventStoreTopic
-	return deadLetters{
-		aHead:    f.insert(t, fixtureRow{source: es, partition: 2, key: "a", pos: 21, status: consumer.StatusDeadLetterKey, failures: 3, reason: "bad a"}),
-		aFollow1: f.insert(t, fixtureRow{source: es, partition: 2, key: "a", pos: 23, status: consumer.StatusDeadLetterKey}),
-		aFollow2: f.insert(t, fixtureRow{source: es, partition: 2, key: "a", pos: 25, status: consumer.StatusDeadLetterKey}),
-		b1:       f.insert(t, fixtureRow{source: es, partition: 4, key: "b", pos: 22, status: consumer.StatusDeadLetter, failures: 2, reason: "bad b"}),
-		b2:       f.insert(t, fixtureRow{source: es, partition: 4, key: "b", pos: 26, status: consumer.StatusDeadLetter, failures: 4, reason: "bad b"}),
-		c:        f.insert(t, fixtureRow{source: adminTopic, partition: 1, key: "c", pos: 21, status: consumer.StatusDeadLetter, failures: 1}),
-		d:        f.insert(t, fixtureRow{source: es, partition: 2, key: "d", pos: 24, status: consumer.StatusFailed, failures: 1}),
+	return adminDeadLetters{
+		aHead:    f.insert(t, adminRow{source: es, partition: 2, key: "a", pos: 21, status: consumer.StatusDeadLetterKey, failures: 3, reason: "bad a"}),
+		aFollow1: f.insert(t, adminRow{source: es, partition: 2, key: "a", pos: 23, status: consumer.StatusDeadLetterKey}),
+		aFollow2: f.insert(t, adminRow{source: es, partition: 2, key: "a", pos: 25, status: consumer.StatusDeadLetterKey}),
+		b1:       f.insert(t, adminRow{source: es, partition: 4, key: "b", pos: 22, status: consumer.StatusDeadLetter, failures: 2, reason: "bad b"}),
+		b2:       f.insert(t, adminRow{source: es, partition: 4, key: "b", pos: 26, status: consumer.StatusDeadLetter, failures: 4, reason: "bad b"}),
+		c:        f.insert(t, adminRow{source: adminTopic, partition: 1, key: "c", pos: 21, status: consumer.StatusDeadLetter, failures: 1}),
+		d:        f.insert(t, adminRow{source: es, partition: 2, key: "d", pos: 24, status: consumer.StatusFailed, failures: 1}),
 	}
 }
 
 func testAdminRetry(t T, env *Env) {
 	f := newAdminFixture(t, env)
 	ctx := context.Background()
-	dl := f.deadLetters(t)
+	dl := f.adminDeadLetters(t)
 	es := engine.EventStoreTopic
 
 	// One row: that row alone.
-	ch := mustChange(t, "retry b1")(f.op.RetryDeadLetters(ctx, f.ref, consumer.ByID(dl.b1)))
+	ch := adminMust(t, "retry b1")(f.op.RetryDeadLetters(ctx, f.ref, consumer.ByID(dl.b1)))
 	if ch.Released != 1 || ch.Waiting != 0 {
 		t.Errorf("retry one changed %+v", ch)
 	}
 	rows := f.rows(t)
-	expectRow(t, rows, dl.b1, consumer.StatusFailed, 0)
-	expectRow(t, rows, dl.b2, consumer.StatusDeadLetter, 4)
-	expectRow(t, rows, dl.aHead, consumer.StatusDeadLetterKey, 3)
+	adminExpectRow(t, rows, dl.b1, consumer.StatusFailed, 0)
+	adminExpectRow(t, rows, dl.b2, consumer.StatusDeadLetter, 4)
+	adminExpectRow(t, rows, dl.aHead, consumer.StatusDeadLetterKey, 3)
 
 	// By key: the DEAD_LETTER_KEY head gets a fresh budget, the key's
 	// messages held behind it go back in line.
-	ch = mustChange(t, "retry key a")(f.op.RetryDeadLetters(ctx, f.ref, consumer.ByKey(es, "a")))
+	ch = adminMust(t, "retry key a")(f.op.RetryDeadLetters(ctx, f.ref, consumer.ByKey(es, "a")))
 	if ch.Released != 1 || ch.Waiting != 2 {
 		t.Errorf("retry by key changed %+v, want 1 released, 2 waiting", ch)
 	}
 	rows = f.rows(t)
-	expectRow(t, rows, dl.aHead, consumer.StatusFailed, 0)
-	expectRow(t, rows, dl.aFollow1, consumer.StatusWaiting, 0)
-	expectRow(t, rows, dl.aFollow2, consumer.StatusWaiting, 0)
-	expectRow(t, rows, dl.b2, consumer.StatusDeadLetter, 4)
+	adminExpectRow(t, rows, dl.aHead, consumer.StatusFailed, 0)
+	adminExpectRow(t, rows, dl.aFollow1, consumer.StatusWaiting, 0)
+	adminExpectRow(t, rows, dl.aFollow2, consumer.StatusWaiting, 0)
+	adminExpectRow(t, rows, dl.b2, consumer.StatusDeadLetter, 4)
 
 	// A selector of one row or key matching no dead letter is refused.
 	_, err := f.op.RetryDeadLetters(ctx, f.ref, consumer.ByKey(es, "a"))
@@ -67,16 +67,16 @@ func testAdminRetry(t T, env *Env) {
 	expectErr[*consumer.NoDeadLetterError](t, err, "retrying a FAILED row as a dead letter")
 
 	// All: every dead letter left, on every source; FAILED rows untouched.
-	ch = mustChange(t, "retry all")(f.op.RetryDeadLetters(ctx, f.ref, consumer.AllDeadLetters()))
+	ch = adminMust(t, "retry all")(f.op.RetryDeadLetters(ctx, f.ref, consumer.AllDeadLetters()))
 	if ch.Released != 2 || ch.Waiting != 0 {
 		t.Errorf("retry all changed %+v, want 2 released", ch)
 	}
 	rows = f.rows(t)
-	expectRow(t, rows, dl.b2, consumer.StatusFailed, 0)
-	expectRow(t, rows, dl.c, consumer.StatusFailed, 0)
-	expectRow(t, rows, dl.d, consumer.StatusFailed, 1)
+	adminExpectRow(t, rows, dl.b2, consumer.StatusFailed, 0)
+	adminExpectRow(t, rows, dl.c, consumer.StatusFailed, 0)
+	adminExpectRow(t, rows, dl.d, consumer.StatusFailed, 1)
 	f.expectSkips(t, es)
-	ch = mustChange(t, "retry all again")(f.op.RetryDeadLetters(ctx, f.ref, consumer.AllDeadLetters()))
+	ch = adminMust(t, "retry all again")(f.op.RetryDeadLetters(ctx, f.ref, consumer.AllDeadLetters()))
 	if ch != (consumer.Changes{}) {
 		t.Errorf("retrying all with no dead letter changed %+v", ch)
 	}
@@ -85,55 +85,55 @@ func testAdminRetry(t T, env *Env) {
 func testAdminDelete(t T, env *Env) {
 	f := newAdminFixture(t, env)
 	ctx := context.Background()
-	dl := f.deadLetters(t)
+	dl := f.adminDeadLetters(t)
 	es := engine.EventStoreTopic
 
 	// One row, the DEAD_LETTER_KEY head: deleted and skipped; its key's
 	// held messages go back in line (the first becomes the head).
-	ch := mustChange(t, "delete a's head")(f.op.DeleteDeadLetters(ctx, f.ref, consumer.ByID(dl.aHead)))
+	ch := adminMust(t, "delete a's head")(f.op.DeleteDeadLetters(ctx, f.ref, consumer.ByID(dl.aHead)))
 	if ch.Deleted != 1 || ch.Skips != 1 || ch.Waiting != 2 || ch.Released != 0 {
 		t.Errorf("delete one changed %+v, want 1 deleted, 1 skip, 2 waiting", ch)
 	}
 	rows := f.rows(t)
-	expectGone(t, rows, dl.aHead)
-	expectRow(t, rows, dl.aFollow1, consumer.StatusWaiting, 0)
-	expectRow(t, rows, dl.aFollow2, consumer.StatusWaiting, 0)
+	adminExpectGone(t, rows, dl.aHead)
+	adminExpectRow(t, rows, dl.aFollow1, consumer.StatusWaiting, 0)
+	adminExpectRow(t, rows, dl.aFollow2, consumer.StatusWaiting, 0)
 	f.expectSkips(t, es, consumer.Skip{Source: es, Partition: 2, Position: 21, Key: "a"})
 
 	// By key: every dead letter of the key, each skipped.
-	ch = mustChange(t, "delete key b")(f.op.DeleteDeadLetters(ctx, f.ref, consumer.ByKey(es, "b")))
+	ch = adminMust(t, "delete key b")(f.op.DeleteDeadLetters(ctx, f.ref, consumer.ByKey(es, "b")))
 	if ch.Deleted != 2 || ch.Skips != 2 {
 		t.Errorf("delete by key changed %+v, want 2 deleted and skipped", ch)
 	}
 	rows = f.rows(t)
-	expectGone(t, rows, dl.b1, dl.b2)
-	expectRow(t, rows, dl.c, consumer.StatusDeadLetter, 1)
+	adminExpectGone(t, rows, dl.b1, dl.b2)
+	adminExpectRow(t, rows, dl.c, consumer.StatusDeadLetter, 1)
 	f.expectSkips(t, es, consumer.Skip{Source: es, Partition: 2, Position: 21, Key: "a"},
 		consumer.Skip{Source: es, Partition: 4, Position: 22, Key: "b"}, consumer.Skip{Source: es, Partition: 4, Position: 26, Key: "b"})
 	_, err := f.op.DeleteDeadLetters(ctx, f.ref, consumer.ByKey(es, "b"))
 	expectErr[*consumer.NoDeadLetterError](t, err, "deleting key b again")
 
 	// A follower alone: its head still holds the others.
-	e1 := f.insert(t, fixtureRow{source: es, partition: 5, key: "e", pos: 31, status: consumer.StatusDeadLetterKey, failures: 2})
-	e2 := f.insert(t, fixtureRow{source: es, partition: 5, key: "e", pos: 32, status: consumer.StatusDeadLetterKey})
-	e3 := f.insert(t, fixtureRow{source: es, partition: 5, key: "e", pos: 33, status: consumer.StatusDeadLetterKey})
-	ch = mustChange(t, "delete a follower")(f.op.DeleteDeadLetters(ctx, f.ref, consumer.ByID(e2)))
+	e1 := f.insert(t, adminRow{source: es, partition: 5, key: "e", pos: 31, status: consumer.StatusDeadLetterKey, failures: 2})
+	e2 := f.insert(t, adminRow{source: es, partition: 5, key: "e", pos: 32, status: consumer.StatusDeadLetterKey})
+	e3 := f.insert(t, adminRow{source: es, partition: 5, key: "e", pos: 33, status: consumer.StatusDeadLetterKey})
+	ch = adminMust(t, "delete a follower")(f.op.DeleteDeadLetters(ctx, f.ref, consumer.ByID(e2)))
 	if ch.Deleted != 1 || ch.Waiting != 0 {
 		t.Errorf("deleting a follower changed %+v, want 1 deleted, none waiting", ch)
 	}
 	rows = f.rows(t)
-	expectRow(t, rows, e1, consumer.StatusDeadLetterKey, 2)
-	expectRow(t, rows, e3, consumer.StatusDeadLetterKey, 0)
+	adminExpectRow(t, rows, e1, consumer.StatusDeadLetterKey, 2)
+	adminExpectRow(t, rows, e3, consumer.StatusDeadLetterKey, 0)
 
 	// All: every dead letter on every source; WAITING and FAILED rows stay.
-	ch = mustChange(t, "delete all")(f.op.DeleteDeadLetters(ctx, f.ref, consumer.AllDeadLetters()))
+	ch = adminMust(t, "delete all")(f.op.DeleteDeadLetters(ctx, f.ref, consumer.AllDeadLetters()))
 	if ch.Deleted != 3 || ch.Skips != 3 {
 		t.Errorf("delete all changed %+v, want 3 deleted and skipped", ch)
 	}
 	rows = f.rows(t)
-	expectGone(t, rows, dl.c, e1, e3)
-	expectRow(t, rows, dl.aFollow1, consumer.StatusWaiting, 0)
-	expectRow(t, rows, dl.d, consumer.StatusFailed, 1)
+	adminExpectGone(t, rows, dl.c, e1, e3)
+	adminExpectRow(t, rows, dl.aFollow1, consumer.StatusWaiting, 0)
+	adminExpectRow(t, rows, dl.d, consumer.StatusFailed, 1)
 	if len(rows) != 3 {
 		t.Errorf("%d rows left, want a's two WAITING and d's FAILED", len(rows))
 	}
@@ -146,12 +146,12 @@ func testAdminSkip(t T, env *Env) {
 	es := engine.EventStoreTopic
 	s := consumer.Skip{Source: es, Partition: 3, Position: 42, Key: "acct/7"}
 	for range 2 { // a skip recorded twice is one row
-		if ch := mustChange(t, "skip")(f.op.Skip(ctx, f.ref, s)); ch.Skips != 1 {
+		if ch := adminMust(t, "skip")(f.op.Skip(ctx, f.ref, s)); ch.Skips != 1 {
 			t.Errorf("skip changed %+v", ch)
 		}
 	}
 	every := consumer.Skip{Source: adminTopic, Partition: 1, Position: 5, EveryKey: true}
-	mustChange(t, "skip every key")(f.op.Skip(ctx, f.ref, every))
+	adminMust(t, "skip every key")(f.op.Skip(ctx, f.ref, every))
 	f.expectSkips(t, es, s)
 	f.expectSkips(t, adminTopic, every)
 	_, err := f.op.Skip(ctx, f.ref, consumer.Skip{Source: adminTopic, Partition: 2, Position: 5})
@@ -162,8 +162,8 @@ func testAdminSkip(t T, env *Env) {
 	expectErr[*consumer.NotSubscribedError](t, err, "skip on a source the consumer does not read")
 }
 
-// countRows counts the rows of table (a spec name) referencing consumer id.
-func countRows(t T, e *engine.Engine, table, id string) int {
+// adminCountRows counts the rows of table (a spec name) referencing consumer id.
+func adminCountRows(t T, e *engine.Engine, table, id string) int {
 	t.Helper()
 	name, col := e.Names.Shared[table], "consumer_id"
 	if table == "consumers_table" {
@@ -180,11 +180,11 @@ func testAdminUnsubscribe(t T, env *Env) {
 	f := newAdminFixture(t, env)
 	ctx := context.Background()
 	es := engine.EventStoreTopic
-	f.deadLetters(t) // 6 rows on the event store, 1 on the topic
-	mustChange(t, "skip")(f.op.Skip(ctx, f.ref, consumer.Skip{Source: es, Partition: 0, Position: 3, Key: "x"}))
-	mustChange(t, "skip")(f.op.Skip(ctx, f.ref, consumer.Skip{Source: adminTopic, Partition: 0, Position: 3, Key: "x"}))
+	f.adminDeadLetters(t) // 6 rows on the event store, 1 on the topic
+	adminMust(t, "skip")(f.op.Skip(ctx, f.ref, consumer.Skip{Source: es, Partition: 0, Position: 3, Key: "x"}))
+	adminMust(t, "skip")(f.op.Skip(ctx, f.ref, consumer.Skip{Source: adminTopic, Partition: 0, Position: 3, Key: "x"}))
 
-	ch := mustChange(t, "unsubscribe event store")(f.op.Unsubscribe(ctx, f.ref, es))
+	ch := adminMust(t, "unsubscribe event store")(f.op.Unsubscribe(ctx, f.ref, es))
 	if ch.Deleted != 6 || ch.SkipsDeleted != 1 || ch.Checkpoints != int64(f.e.Partitions) || ch.ConsumerDeleted {
 		t.Errorf("unsubscribe from the event store changed %+v, want 6 undelivered, 1 skip, %d checkpoints, the consumer kept", ch, f.e.Partitions)
 	}
@@ -202,12 +202,12 @@ func testAdminUnsubscribe(t T, env *Env) {
 	_, err = f.op.Unsubscribe(ctx, f.ref, es)
 	expectErr[*consumer.NotSubscribedError](t, err, "unsubscribing twice")
 
-	ch = mustChange(t, "unsubscribe topic")(f.op.Unsubscribe(ctx, f.ref, adminTopic))
+	ch = adminMust(t, "unsubscribe topic")(f.op.Unsubscribe(ctx, f.ref, adminTopic))
 	if ch.Deleted != 1 || ch.SkipsDeleted != 1 || ch.Checkpoints != 2 || !ch.ConsumerDeleted {
 		t.Errorf("unsubscribe from the last topic changed %+v, want its rows and the consumer's", ch)
 	}
 	for _, table := range []string{"consumers_table", "consumer_checkpoints_table", "consumer_undelivered_messages_table", "consumer_skipped_messages_table"} {
-		if n := countRows(t, f.e, table, f.id); n != 0 {
+		if n := adminCountRows(t, f.e, table, f.id); n != 0 {
 			t.Errorf("%d orphan rows in %s", n, table)
 		}
 	}

@@ -27,9 +27,9 @@ func consumerAdminTests() []Test {
 	}
 }
 
-// fixtureRow is an undelivered row a test inserts itself: the runner's
+// adminRow is an undelivered row a test inserts itself: the runner's
 // writes are not what these tests exercise, the operator's row effects are.
-type fixtureRow struct {
+type adminRow struct {
 	source    string
 	partition int
 	key       string
@@ -68,8 +68,8 @@ func newAdminFixture(t T, env *Env) *adminFixture {
 	return &adminFixture{s: s, e: e, reg: reg, op: reg.Operator(), ref: ref, id: c.ID, clock: clock}
 }
 
-// keyHash is FNV-1a 64 of the key as int64, as the runner stamps key_hash.
-func keyHash(key string) int64 {
+// adminKeyHash is FNV-1a 64 of the key as int64, as the runner stamps key_hash.
+func adminKeyHash(key string) int64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(key))
 	return int64(h.Sum64())
@@ -77,7 +77,7 @@ func keyHash(key string) int64 {
 
 // insert writes r with a test-only INSERT through the engine and returns
 // its id.
-func (f *adminFixture) insert(t T, r fixtureRow) string {
+func (f *adminFixture) insert(t T, r adminRow) string {
 	t.Helper()
 	id := uuid.NewString()
 	var next, reason any
@@ -90,7 +90,7 @@ func (f *adminFixture) insert(t T, r fixtureRow) string {
 	_, err := f.e.ExecText(context.Background(), f.e.DB, `INSERT INTO ${consumer_undelivered_messages_table} `+
 		`(id, consumer_id, source_name, resolved_key, key_hash, message_position, partition_no, status, failure_count, next_retry_at, failure_reason, recorded_at, unresolved, message_copy) `+
 		`VALUES (#{id}, #{consumer_id}, #{source_name}, #{resolved_key}, #{key_hash}, #{message_position}, #{partition_no}, #{status}, #{failure_count}, #{next_retry_at}, #{failure_reason}, #{recorded_at}, #{unresolved}, #{message_copy})`,
-		nil, map[string]any{"id": id, "consumer_id": f.id, "source_name": r.source, "resolved_key": r.key, "key_hash": keyHash(r.key),
+		nil, map[string]any{"id": id, "consumer_id": f.id, "source_name": r.source, "resolved_key": r.key, "key_hash": adminKeyHash(r.key),
 			"message_position": r.pos, "partition_no": r.partition, "status": string(r.status), "failure_count": r.failures,
 			"next_retry_at": next, "failure_reason": reason, "recorded_at": f.clock.Now(), "unresolved": false, "message_copy": `{"copy":true}`})
 	if err != nil {
@@ -100,22 +100,22 @@ func (f *adminFixture) insert(t T, r fixtureRow) string {
 }
 
 // rows returns the consumer's undelivered rows by id.
-func (f *adminFixture) rows(t T) map[string]consumer.Undelivered {
+func (f *adminFixture) rows(t T) map[string]consumer.UndeliveredView {
 	t.Helper()
 	all, err := f.op.Undelivered(context.Background(), f.ref)
 	if err != nil {
 		t.Fatalf("listing undelivered rows: %v", err)
 	}
-	out := map[string]consumer.Undelivered{}
+	out := map[string]consumer.UndeliveredView{}
 	for _, u := range all {
 		out[u.ID] = u
 	}
 	return out
 }
 
-// expectRow checks row id's status and failure count, and that a fresh
+// adminExpectRow checks row id's status and failure count, and that a fresh
 // budget is due at once.
-func expectRow(t T, rows map[string]consumer.Undelivered, id string, status consumer.DeliveryStatus, failures int) {
+func adminExpectRow(t T, rows map[string]consumer.UndeliveredView, id string, status consumer.DeliveryStatus, failures int) {
 	t.Helper()
 	u, ok := rows[id]
 	if !ok {
@@ -130,7 +130,7 @@ func expectRow(t T, rows map[string]consumer.Undelivered, id string, status cons
 	}
 }
 
-func expectGone(t T, rows map[string]consumer.Undelivered, ids ...string) {
+func adminExpectGone(t T, rows map[string]consumer.UndeliveredView, ids ...string) {
 	t.Helper()
 	for _, id := range ids {
 		if u, ok := rows[id]; ok {
@@ -160,7 +160,7 @@ func (f *adminFixture) expectSkips(t T, source string, want ...consumer.Skip) {
 	}
 }
 
-func mustChange(t T, what string) func(consumer.Changes, error) consumer.Changes {
+func adminMust(t T, what string) func(consumer.Changes, error) consumer.Changes {
 	return func(ch consumer.Changes, err error) consumer.Changes {
 		t.Helper()
 		if err != nil {
@@ -184,9 +184,9 @@ func testAdminStatus(t T, env *Env) {
 	}
 	next := f.clock.Now().Add(time.Minute)
 	reason := "apply: " + strings.Repeat("é", 20)
-	f.insert(t, fixtureRow{source: engine.EventStoreTopic, partition: 1, key: "k1", pos: 3, status: consumer.StatusFailed, failures: 2, nextRetry: &next, reason: reason})
-	f.insert(t, fixtureRow{source: engine.EventStoreTopic, partition: 1, key: "k1", pos: 4, status: consumer.StatusWaiting})
-	dl := f.insert(t, fixtureRow{source: engine.EventStoreTopic, partition: 2, key: "k2", pos: 5, status: consumer.StatusDeadLetter, failures: 5, reason: "boom"})
+	f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 1, key: "k1", pos: 3, status: consumer.StatusFailed, failures: 2, nextRetry: &next, reason: reason})
+	f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 1, key: "k1", pos: 4, status: consumer.StatusWaiting})
+	dl := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 2, key: "k2", pos: 5, status: consumer.StatusDeadLetter, failures: 5, reason: "boom"})
 
 	st, err := f.op.Status(ctx, f.ref)
 	if err != nil {
@@ -253,36 +253,36 @@ func testAdminPauseResume(t T, env *Env) {
 	f := newAdminFixture(t, env)
 	ctx := context.Background()
 	since := f.clock.Add(time.Minute)
-	ch := mustChange(t, "pause")(f.op.Pause(ctx, f.ref))
+	ch := adminMust(t, "pause")(f.op.Pause(ctx, f.ref))
 	if ch.State != consumer.Paused {
 		t.Errorf("pause changed %+v", ch)
 	}
 	checkState(t, mustConsumer(t, f.reg, f.id), consumer.Paused, "", 0, since)
 	_, err := f.op.Pause(ctx, f.ref)
 	expectErr[*consumer.TransitionError](t, err, "pausing a paused consumer")
-	mustChange(t, "resume paused")(f.op.Resume(ctx, f.ref))
+	adminMust(t, "resume paused")(f.op.Resume(ctx, f.ref))
 	checkState(t, mustConsumer(t, f.reg, f.id), consumer.Running, "", 0, f.clock.Now())
 	_, err = f.op.Resume(ctx, f.ref)
 	expectErr[*consumer.TransitionError](t, err, "resuming a running consumer")
 
 	// A halted consumer's HALTED row gets a fresh budget with the resume.
 	next := f.clock.Now().Add(time.Hour)
-	halted := f.insert(t, fixtureRow{source: engine.EventStoreTopic, partition: 0, key: "k", pos: 7, status: consumer.StatusHalted, failures: 3, reason: "poison"})
-	waiting := f.insert(t, fixtureRow{source: engine.EventStoreTopic, partition: 0, key: "k", pos: 9, status: consumer.StatusWaiting})
-	failed := f.insert(t, fixtureRow{source: engine.EventStoreTopic, partition: 0, key: "other", pos: 8, status: consumer.StatusFailed, failures: 1, nextRetry: &next})
+	halted := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 0, key: "k", pos: 7, status: consumer.StatusHalted, failures: 3, reason: "poison"})
+	waiting := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 0, key: "k", pos: 9, status: consumer.StatusWaiting})
+	failed := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 0, key: "other", pos: 8, status: consumer.StatusFailed, failures: 1, nextRetry: &next})
 	if err := f.reg.Halt(ctx, f.id, consumer.ApplyError); err != nil {
 		t.Fatal(err)
 	}
 	since = f.clock.Add(time.Minute)
-	ch = mustChange(t, "resume halted")(f.op.Resume(ctx, f.ref))
+	ch = adminMust(t, "resume halted")(f.op.Resume(ctx, f.ref))
 	if ch.State != consumer.Running || ch.Released != 1 || ch.Waiting != 0 || ch.Deleted != 0 {
 		t.Errorf("resume changed %+v, want running with 1 released", ch)
 	}
 	checkState(t, mustConsumer(t, f.reg, f.id), consumer.Running, "", 0, since)
 	rows := f.rows(t)
-	expectRow(t, rows, halted, consumer.StatusFailed, 0)
-	expectRow(t, rows, waiting, consumer.StatusWaiting, 0)
-	expectRow(t, rows, failed, consumer.StatusFailed, 1)
+	adminExpectRow(t, rows, halted, consumer.StatusFailed, 0)
+	adminExpectRow(t, rows, waiting, consumer.StatusWaiting, 0)
+	adminExpectRow(t, rows, failed, consumer.StatusFailed, 1)
 	if rows[halted].FailureReason != "poison" {
 		t.Errorf("resume lost the last failure's reason: %q", rows[halted].FailureReason)
 	}
@@ -292,26 +292,26 @@ func testAdminPauseResume(t T, env *Env) {
 func testAdminResumePast(t T, env *Env) {
 	f := newAdminFixture(t, env)
 	ctx := context.Background()
-	halted := f.insert(t, fixtureRow{source: engine.EventStoreTopic, partition: 3, key: "k", pos: 11, status: consumer.StatusHalted, failures: 3, reason: "poison"})
-	waiting := f.insert(t, fixtureRow{source: engine.EventStoreTopic, partition: 3, key: "k", pos: 12, status: consumer.StatusWaiting})
+	halted := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 3, key: "k", pos: 11, status: consumer.StatusHalted, failures: 3, reason: "poison"})
+	waiting := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 3, key: "k", pos: 12, status: consumer.StatusWaiting})
 	_, err := f.op.ResumePast(ctx, f.ref)
 	if !errors.Is(err, consumer.ErrTransition) {
 		t.Fatalf("resume past on a running consumer: %v, want ErrTransition", err)
 	}
 	expectErr[*consumer.NotHaltedError](t, err, "resume past on a running consumer")
-	expectRow(t, f.rows(t), halted, consumer.StatusHalted, 3)
+	adminExpectRow(t, f.rows(t), halted, consumer.StatusHalted, 3)
 
 	if err := f.reg.Halt(ctx, f.id, consumer.ApplyError); err != nil {
 		t.Fatal(err)
 	}
 	since := f.clock.Add(time.Minute)
-	ch := mustChange(t, "resume past")(f.op.ResumePast(ctx, f.ref))
+	ch := adminMust(t, "resume past")(f.op.ResumePast(ctx, f.ref))
 	if ch.State != consumer.Running || ch.Deleted != 1 || ch.Skips != 1 || ch.Released != 0 {
 		t.Errorf("resume past changed %+v, want running, 1 deleted, 1 skip", ch)
 	}
 	checkState(t, mustConsumer(t, f.reg, f.id), consumer.Running, "", 0, since)
 	rows := f.rows(t)
-	expectGone(t, rows, halted)
-	expectRow(t, rows, waiting, consumer.StatusWaiting, 0)
+	adminExpectGone(t, rows, halted)
+	adminExpectRow(t, rows, waiting, consumer.StatusWaiting, 0)
 	f.expectSkips(t, engine.EventStoreTopic, consumer.Skip{Source: engine.EventStoreTopic, Partition: 3, Position: 11, Key: "k"})
 }

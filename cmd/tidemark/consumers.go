@@ -97,7 +97,7 @@ func consumersListCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(out, nonNil(list))
+				return printJSON(out, nonNil(list))
 			}
 			return printList(out, list)
 		})
@@ -115,7 +115,7 @@ func consumersStatusCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeJSON(out, st)
+				return printJSON(out, st)
 			}
 			return printStatus(out, st)
 		})
@@ -134,7 +134,7 @@ func changeRun(what string, do func(ctx context.Context, op *consumer.Operator, 
 			return err
 		}
 		if asJSON {
-			return writeJSON(out, struct {
+			return printJSON(out, struct {
 				Consumer  consumer.Ref     `json:"consumer"`
 				Operation string           `json:"operation"`
 				Changes   consumer.Changes `json:"changes"`
@@ -206,7 +206,7 @@ func consumersUnsubscribeCmd() *cobra.Command {
 	return cmd
 }
 
-func writeJSON(out io.Writer, v any) error {
+func printJSON(out io.Writer, v any) error {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

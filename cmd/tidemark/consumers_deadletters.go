@@ -36,7 +36,7 @@ func listDeadLetters(ctx context.Context, op *consumer.Operator, out io.Writer, 
 		return err
 	}
 	if asJSON {
-		return writeJSON(out, nonNil(dls))
+		return printJSON(out, nonNil(dls))
 	}
 	return printDeadLetters(out, dls)
 }

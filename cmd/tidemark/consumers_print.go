@@ -16,7 +16,7 @@ import (
 var undeliveredOrder = []consumer.DeliveryStatus{consumer.StatusFailed, consumer.StatusWaiting, consumer.StatusHalted,
 	consumer.StatusDeadLetterKey, consumer.StatusDeadLetter}
 
-func table(out io.Writer) *tabwriter.Writer {
+func tabular(out io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 }
 
@@ -25,7 +25,7 @@ func printList(out io.Writer, list []consumer.ConsumerStatus) error {
 		_, err := fmt.Fprintln(out, "no consumers")
 		return err
 	}
-	w := table(out)
+	w := tabular(out)
 	head := []string{"CONSUMER", "STATE", "SINCE", "SOURCES", "LAG"}
 	for _, s := range undeliveredOrder {
 		head = append(head, string(s))
@@ -38,7 +38,7 @@ func printList(out io.Writer, list []consumer.ConsumerStatus) error {
 			lag += p.Lag
 			sources[p.Source] = true
 		}
-		row := []string{c.Ref().String(), state(c), stamp(c.StateSince), strconv.Itoa(len(sources)), strconv.FormatInt(lag, 10)}
+		row := []string{c.Ref().String(), stateText(c), utcText(c.StateSince), strconv.Itoa(len(sources)), strconv.FormatInt(lag, 10)}
 		for _, s := range undeliveredOrder {
 			row = append(row, strconv.FormatInt(c.Undelivered[s], 10))
 		}
@@ -48,10 +48,10 @@ func printList(out io.Writer, list []consumer.ConsumerStatus) error {
 }
 
 func printStatus(out io.Writer, st consumer.ConsumerStatus) error {
-	w := table(out)
+	w := tabular(out)
 	fmt.Fprintf(w, "consumer\t%s\n", st.Ref())
 	fmt.Fprintf(w, "id\t%s\n", st.ID)
-	fmt.Fprintf(w, "state\t%s since %s\n", state(st), stamp(st.StateSince))
+	fmt.Fprintf(w, "state\t%s since %s\n", stateText(st), utcText(st.StateSince))
 	fmt.Fprintf(w, "epoch\t%d\n", st.Epoch)
 	var counts []string
 	for _, s := range undeliveredOrder {
@@ -67,42 +67,42 @@ func printStatus(out io.Writer, st consumer.ConsumerStatus) error {
 		return err
 	}
 	fmt.Fprintln(out)
-	w = table(out)
+	w = tabular(out)
 	fmt.Fprintln(w, "SOURCE\tPARTITION\tCHECKPOINT\tMARK\tLAG\tINCOMPLETE_THROUGH")
 	for _, p := range st.Partitions {
-		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\n", p.Source, p.Partition, opt(p.Checkpoint), opt(p.Mark), p.Lag, opt(p.IncompleteThrough))
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\n", p.Source, p.Partition, optText(p.Checkpoint), optText(p.Mark), p.Lag, optText(p.IncompleteThrough))
 	}
 	return w.Flush()
 }
 
-func printDeadLetters(out io.Writer, dls []consumer.Undelivered) error {
+func printDeadLetters(out io.Writer, dls []consumer.UndeliveredView) error {
 	if len(dls) == 0 {
 		_, err := fmt.Fprintln(out, "no dead letters")
 		return err
 	}
-	w := table(out)
+	w := tabular(out)
 	fmt.Fprintln(w, "ID\tSOURCE\tPARTITION\tKEY\tPOSITION\tSTATUS\tFAILURES\tNEXT_RETRY_AT\tRECORDED_AT\tFAILURE_REASON")
 	for _, d := range dls {
 		next := "-"
 		if d.NextRetryAt != nil {
-			next = stamp(*d.NextRetryAt)
+			next = utcText(*d.NextRetryAt)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.Source, d.Partition, quoteKey(d.Key), d.Position,
-			d.Status, d.Failures, next, stamp(d.RecordedAt), oneLine(d.FailureReason, 80))
+			d.Status, d.Failures, next, utcText(d.RecordedAt), oneLine(d.FailureReason, 80))
 	}
 	return w.Flush()
 }
 
-func state(c consumer.ConsumerStatus) string {
+func stateText(c consumer.ConsumerStatus) string {
 	if c.HaltReason != "" {
 		return fmt.Sprintf("%s (%s)", c.State, c.HaltReason)
 	}
 	return string(c.State)
 }
 
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+func utcText(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-func opt(v *int64) string {
+func optText(v *int64) string {
 	if v == nil {
 		return "-"
 	}

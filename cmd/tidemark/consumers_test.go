@@ -135,11 +135,11 @@ func consumerReads(t *testing.T, f cliFixture, cli func(...string) string) {
 	lag := 16*f.mark - 1
 	out := cli("list")
 	if !regexp.MustCompile(`(?m)^CONSUMER\s+STATE\s+SINCE\s+SOURCES\s+LAG\s+FAILED\s+WAITING\s+HALTED\s+DEAD_LETTER_KEY\s+DEAD_LETTER$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^projection/account-summary\s+RUNNING\s+\S+\s+1\s+`+itoa(lag)+`\s+0\s+0\s+0\s+2\s+0$`).MatchString(out) {
+		!regexp.MustCompile(`(?m)^projection/account-summary\s+RUNNING\s+\S+\s+1\s+`+i64(lag)+`\s+0\s+0\s+0\s+2\s+0$`).MatchString(out) {
 		t.Errorf("list table:\n%s", out)
 	}
 	var list []consumer.ConsumerStatus
-	decode(t, cli("list", "--json"), &list)
+	decodeJSON(t, cli("list", "--json"), &list)
 	if len(list) != 1 || list[0].ID != f.id || list[0].Undelivered[consumer.StatusDeadLetterKey] != 2 || len(list[0].Partitions) != 16 {
 		t.Fatalf("list --json: %+v", list)
 	}
@@ -147,12 +147,12 @@ func consumerReads(t *testing.T, f cliFixture, cli func(...string) string) {
 	// status: the partition table with checkpoint, mark and lag.
 	out = cli("status", ref)
 	if !strings.Contains(out, "undelivered  DEAD_LETTER_KEY 2") ||
-		!regexp.MustCompile(`(?m)^event-store\s+0\s+1\s+`+itoa(f.mark)+`\s+`+itoa(f.mark-1)+`\s+-$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^event-store\s+1\s+-\s+`+itoa(f.mark)+`\s+`+itoa(f.mark)+`\s+-$`).MatchString(out) {
+		!regexp.MustCompile(`(?m)^event-store\s+0\s+1\s+`+i64(f.mark)+`\s+`+i64(f.mark-1)+`\s+-$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^event-store\s+1\s+-\s+`+i64(f.mark)+`\s+`+i64(f.mark)+`\s+-$`).MatchString(out) {
 		t.Errorf("status table:\n%s", out)
 	}
 	var st consumer.ConsumerStatus
-	decode(t, cli("status", ref, "--json"), &st)
+	decodeJSON(t, cli("status", ref, "--json"), &st)
 	if st.Partitions[0].Checkpoint == nil || *st.Partitions[0].Checkpoint != 1 || st.Partitions[0].Lag != f.mark-1 || *st.Partitions[1].Mark != f.mark {
 		t.Errorf("status --json partitions: %+v", st.Partitions[:2])
 	}
@@ -163,8 +163,8 @@ func consumerReads(t *testing.T, f cliFixture, cli func(...string) string) {
 		cli("dead-letters", "list", ref) != out {
 		t.Errorf("dead-letters table:\n%s", out)
 	}
-	var dls []consumer.Undelivered
-	decode(t, cli("dead-letters", "list", ref, "--json"), &dls)
+	var dls []consumer.UndeliveredView
+	decodeJSON(t, cli("dead-letters", "list", ref, "--json"), &dls)
 	if len(dls) != 2 || dls[0].ID != f.dlHead || dls[1].Failures != 0 || dls[0].FailureReason != "handler: boom" {
 		t.Fatalf("dead-letters --json: %+v", dls)
 	}
@@ -176,7 +176,7 @@ func consumerWrites(t *testing.T, f cliFixture, cli func(...string) string) {
 	const ref = cliRef
 	// retry by key: the head FAILED with a fresh budget, the follower WAITING.
 	var changed struct{ Changes consumer.Changes }
-	decode(t, cli("dead-letters", "retry", ref, "--source", engine.EventStoreTopic, "--key", "acct/2", "--json"), &changed)
+	decodeJSON(t, cli("dead-letters", "retry", ref, "--source", engine.EventStoreTopic, "--key", "acct/2", "--json"), &changed)
 	if changed.Changes.Released != 1 || changed.Changes.Waiting != 1 {
 		t.Errorf("retry --json: %+v", changed)
 	}
@@ -223,9 +223,9 @@ func consumerWrites(t *testing.T, f cliFixture, cli func(...string) string) {
 	}
 }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+func i64(n int64) string { return strconv.FormatInt(n, 10) }
 
-func decode(t *testing.T, out string, v any) {
+func decodeJSON(t *testing.T, out string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(out), v); err != nil {
 		t.Fatalf("not JSON (%v):\n%s", err, out)

@@ -113,25 +113,25 @@ func (o *Operator) RetryDeadLetters(ctx context.Context, ref Ref, sel Selector) 
 		if err != nil {
 			return err
 		}
-		picked, err := pick(ref, rows, sel)
+		picked, err := pickDeadLetters(ref, rows, sel)
 		if err != nil {
 			return err
 		}
-		keys := map[keyOf]bool{}
+		keys := map[heldKey]bool{}
 		for _, u := range picked {
 			if u.Status == StatusDeadLetterKey {
-				keys[keyOfRow(u)] = true
+				keys[heldKeyOf(u)] = true
 			}
 		}
 		for _, u := range rows {
 			switch {
-			case u.Status == StatusDeadLetterKey && keys[keyOfRow(u)]:
+			case u.Status == StatusDeadLetterKey && keys[heldKeyOf(u)]:
 				to := StatusFailed
 				if u.Failures == 0 { // held dead behind the key's first dead letter
 					to = StatusWaiting
 				}
 				err = o.release(ctx, q, u, to, ch)
-			case u.Status == StatusDeadLetter && contains(picked, u.ID):
+			case u.Status == StatusDeadLetter && hasRow(picked, u.ID):
 				err = o.release(ctx, q, u, StatusFailed, ch)
 			}
 			if err != nil {
@@ -160,7 +160,7 @@ func (o *Operator) DeleteDeadLetters(ctx context.Context, ref Ref, sel Selector)
 		if err != nil {
 			return err
 		}
-		picked, err := pick(ref, rows, sel)
+		picked, err := pickDeadLetters(ref, rows, sel)
 		if err != nil {
 			return err
 		}
@@ -172,14 +172,14 @@ func (o *Operator) DeleteDeadLetters(ctx context.Context, ref Ref, sel Selector)
 			gone[u.ID] = true
 		}
 		// Keys left with followers but no failed dead letter to hold them.
-		held := map[keyOf]bool{}
+		held := map[heldKey]bool{}
 		for _, u := range rows {
 			if !gone[u.ID] && u.Status == StatusDeadLetterKey && u.Failures > 0 {
-				held[keyOfRow(u)] = true
+				held[heldKeyOf(u)] = true
 			}
 		}
 		for _, u := range rows {
-			if gone[u.ID] || u.Status != StatusDeadLetterKey || held[keyOfRow(u)] {
+			if gone[u.ID] || u.Status != StatusDeadLetterKey || held[heldKeyOf(u)] {
 				continue
 			}
 			if err := o.release(ctx, q, u, StatusWaiting, ch); err != nil {
@@ -236,7 +236,7 @@ func (o *Operator) Unsubscribe(ctx context.Context, ref Ref, source string) (Cha
 		e := o.r.e
 		args := map[string]any{"consumer_id": c.ID, "source_name": source}
 		var n int64
-		if err := e.QueryRow(ctx, q, dialect.CheckpointCountSource, nil, args).Scan(&n); err != nil {
+		if err := e.QueryRow(ctx, q, dialect.AdminCheckpointCountSource, nil, args).Scan(&n); err != nil {
 			return err
 		}
 		if n == 0 {
@@ -246,15 +246,15 @@ func (o *Operator) Unsubscribe(ctx context.Context, ref Ref, source string) (Cha
 			id    dialect.StatementID
 			count *int64
 		}{
-			{dialect.SkippedDeleteSource, &ch.SkipsDeleted},
-			{dialect.UndeliveredDeleteSource, &ch.Deleted},
-			{dialect.CheckpointDeleteSource, &ch.Checkpoints},
+			{dialect.AdminSkippedDeleteSource, &ch.SkipsDeleted},
+			{dialect.AdminUndeliveredDeleteSource, &ch.Deleted},
+			{dialect.AdminCheckpointDeleteSource, &ch.Checkpoints},
 		} {
-			if *step.count, err = affected(e.Exec(ctx, q, step.id, nil, args)); err != nil {
+			if *step.count, err = rowsChanged(e.Exec(ctx, q, step.id, nil, args)); err != nil {
 				return fmt.Errorf("consumer %s: unsubscribe %s: %w", ref, source, err)
 			}
 		}
-		gone, err := affected(e.Exec(ctx, q, dialect.ConsumerDeleteUnreferenced, nil, map[string]any{"id": c.ID}))
+		gone, err := rowsChanged(e.Exec(ctx, q, dialect.AdminConsumerDeleteUnreferenced, nil, map[string]any{"id": c.ID}))
 		ch.ConsumerDeleted = gone > 0
 		return err
 	})
@@ -266,7 +266,7 @@ func (o *Operator) setState(ctx context.Context, q engine.Querier, c Consumer, t
 	if to != Running {
 		state = string(to)
 	}
-	n, err := affected(o.r.e.Exec(ctx, q, dialect.ConsumerSetState, nil, map[string]any{
+	n, err := rowsChanged(o.r.e.Exec(ctx, q, dialect.ConsumerSetState, nil, map[string]any{
 		"id": c.ID, "state": state, "halt_reason": nil, "state_since": o.r.stamp(), "from_state": string(c.State)}))
 	if err != nil {
 		return fmt.Errorf("consumer %s/%s: %s: %w", c.Type, c.Name, to, err)
@@ -281,8 +281,8 @@ func (o *Operator) setState(ctx context.Context, q engine.Querier, c Consumer, t
 
 // release gives row u a fresh budget as status to (FAILED or WAITING),
 // guarded by the status it was read with.
-func (o *Operator) release(ctx context.Context, q engine.Querier, u Undelivered, to DeliveryStatus, ch *Changes) error {
-	n, err := affected(o.r.e.Exec(ctx, q, dialect.UndeliveredRelease, nil, map[string]any{
+func (o *Operator) release(ctx context.Context, q engine.Querier, u UndeliveredView, to DeliveryStatus, ch *Changes) error {
+	n, err := rowsChanged(o.r.e.Exec(ctx, q, dialect.AdminUndeliveredRelease, nil, map[string]any{
 		"id": u.ID, "status": string(to), "from_status": string(u.Status)}))
 	if err != nil {
 		return fmt.Errorf("undelivered %s: %s → %s: %w", u.ID, u.Status, to, err)
@@ -297,8 +297,8 @@ func (o *Operator) release(ctx context.Context, q engine.Querier, u Undelivered,
 
 // deleteAndSkip deletes row u (guarded by its status) and records the
 // skip of its message for its key.
-func (o *Operator) deleteAndSkip(ctx context.Context, q engine.Querier, id string, u Undelivered, ch *Changes) error {
-	n, err := affected(o.r.e.Exec(ctx, q, dialect.UndeliveredDeleteOne, nil, map[string]any{"id": u.ID, "from_status": string(u.Status)}))
+func (o *Operator) deleteAndSkip(ctx context.Context, q engine.Querier, id string, u UndeliveredView, ch *Changes) error {
+	n, err := rowsChanged(o.r.e.Exec(ctx, q, dialect.AdminUndeliveredDeleteOne, nil, map[string]any{"id": u.ID, "from_status": string(u.Status)}))
 	if err != nil {
 		return fmt.Errorf("undelivered %s: delete: %w", u.ID, err)
 	}
@@ -313,25 +313,25 @@ func (o *Operator) deleteAndSkip(ctx context.Context, q engine.Querier, id strin
 	return nil
 }
 
-func affected(res interface{ RowsAffected() (int64, error) }, err error) (int64, error) {
+func rowsChanged(res interface{ RowsAffected() (int64, error) }, err error) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
 }
 
-// keyOf is where a key is held: (source, partition, key).
-type keyOf struct {
+// heldKey is where a key is held: (source, partition, key).
+type heldKey struct {
 	source    string
 	partition int
 	key       string
 }
 
-func keyOfRow(u Undelivered) keyOf { return keyOf{u.Source, u.Partition, u.Key} }
+func heldKeyOf(u UndeliveredView) heldKey { return heldKey{u.Source, u.Partition, u.Key} }
 
-// pick returns the dead letters sel selects among rows.
-func pick(ref Ref, rows []Undelivered, sel Selector) ([]Undelivered, error) {
-	var out []Undelivered
+// pickDeadLetters returns the dead letters sel selects among rows.
+func pickDeadLetters(ref Ref, rows []UndeliveredView, sel Selector) ([]UndeliveredView, error) {
+	var out []UndeliveredView
 	for _, u := range rows {
 		if !u.IsDeadLetter() {
 			continue
@@ -346,7 +346,7 @@ func pick(ref Ref, rows []Undelivered, sel Selector) ([]Undelivered, error) {
 	return out, nil
 }
 
-func contains(rows []Undelivered, id string) bool {
+func hasRow(rows []UndeliveredView, id string) bool {
 	for _, u := range rows {
 		if u.ID == id {
 			return true

@@ -51,8 +51,8 @@ type PartitionLag struct {
 	IncompleteThrough *int64 `json:"incomplete_through"`
 }
 
-// Undelivered is one CONSUMER_UNDELIVERED_MESSAGES row without its copy.
-type Undelivered struct {
+// UndeliveredView is one CONSUMER_UNDELIVERED_MESSAGES row without its copy.
+type UndeliveredView struct {
 	ID        string         `json:"id"`
 	Source    string         `json:"source"`
 	Partition int            `json:"partition"`
@@ -68,12 +68,12 @@ type Undelivered struct {
 
 // IsDeadLetter says the row waits for an operator (DEAD_LETTER or
 // DEAD_LETTER_KEY).
-func (u Undelivered) IsDeadLetter() bool {
+func (u UndeliveredView) IsDeadLetter() bool {
 	return u.Status == StatusDeadLetter || u.Status == StatusDeadLetterKey
 }
 
-// undeliveredRow is the sqlx scan target of UndeliveredList.
-type undeliveredRow struct {
+// adminUndeliveredRow is the sqlx scan target of UndeliveredList.
+type adminUndeliveredRow struct {
 	ID        engine.UUIDText `db:"id"`
 	Source    string          `db:"source_name"`
 	Partition int             `db:"partition_no"`
@@ -86,9 +86,9 @@ type undeliveredRow struct {
 	Recorded  engine.UTCTime  `db:"recorded_at"`
 }
 
-// mapper maps db tags to the column labels the engine returns: H2, HSQLDB
+// adminMapper maps db tags to the column labels the engine returns: H2, HSQLDB
 // and Firebird fold unquoted names to upper case.
-func (r *Registry) mapper() *reflectx.Mapper {
+func (r *Registry) adminMapper() *reflectx.Mapper {
 	fold := func(s string) string { return s }
 	if r.e.Cat.Identity.FoldsUnquotedTo == "upper" {
 		fold = strings.ToUpper
@@ -96,14 +96,14 @@ func (r *Registry) mapper() *reflectx.Mapper {
 	return reflectx.NewMapperTagFunc("db", fold, fold)
 }
 
-// selectInto runs statement id on q and scans every row into *dest (a
+// adminSelect runs statement id on q and scans every row into *dest (a
 // slice of structs) with sqlx: operator reads, off the hot path.
-func selectInto[R any](ctx context.Context, r *Registry, q engine.Querier, id dialect.StatementID, args map[string]any) ([]R, error) {
+func adminSelect[R any](ctx context.Context, r *Registry, q engine.Querier, id dialect.StatementID, args map[string]any) ([]R, error) {
 	rows, err := r.e.Query(ctx, q, id, nil, args)
 	if err != nil {
 		return nil, err
 	}
-	xr := &sqlx.Rows{Rows: rows, Mapper: r.mapper()}
+	xr := &sqlx.Rows{Rows: rows, Mapper: r.adminMapper()}
 	defer xr.Close()
 	var out []R
 	for xr.Next() {
@@ -119,7 +119,7 @@ func selectInto[R any](ctx context.Context, r *Registry, q engine.Querier, id di
 // List returns every consumer with its checkpoints, lag and undelivered
 // counts, ordered by type and name.
 func (o *Operator) List(ctx context.Context) ([]ConsumerStatus, error) {
-	rows, err := o.r.e.Query(ctx, o.r.e.DB, dialect.ConsumerList, nil, map[string]any{})
+	rows, err := o.r.e.Query(ctx, o.r.e.DB, dialect.AdminConsumerList, nil, map[string]any{})
 	if err != nil {
 		return nil, fmt.Errorf("listing consumers: %w", err)
 	}
@@ -159,20 +159,20 @@ func (o *Operator) Status(ctx context.Context, ref Ref) (ConsumerStatus, error) 
 	return o.status(ctx, c, map[string]*int64{})
 }
 
-type checkpointRow struct {
+type adminCheckpointRow struct {
 	Source    string        `db:"source_name"`
 	Partition int           `db:"partition_no"`
 	Position  sql.NullInt64 `db:"position"`
 	Epoch     sql.NullInt64 `db:"epoch"`
 }
 
-type incompleteRow struct {
+type adminIncompleteRow struct {
 	Source     string        `db:"source_name"`
 	Partition  int           `db:"partition_no"`
 	Incomplete sql.NullInt64 `db:"incomplete_through"`
 }
 
-type countRow struct {
+type adminCountRow struct {
 	Status string `db:"status"`
 	N      int64  `db:"n"`
 }
@@ -183,24 +183,24 @@ func (o *Operator) status(ctx context.Context, c Consumer, marks map[string]*int
 	s := ConsumerStatus{ID: c.ID, Type: c.Type, Name: c.Name, State: c.State, HaltReason: c.HaltReason,
 		Epoch: c.Epoch, StateSince: c.StateSince, Undelivered: map[DeliveryStatus]int64{}}
 	arg := map[string]any{"consumer_id": c.ID}
-	cps, err := selectInto[checkpointRow](ctx, o.r, o.r.e.DB, dialect.CheckpointRead, arg)
+	cps, err := adminSelect[adminCheckpointRow](ctx, o.r, o.r.e.DB, dialect.CheckpointRead, arg)
 	if err != nil {
 		return s, fmt.Errorf("consumer %s/%s: checkpoints: %w", c.Type, c.Name, err)
 	}
-	inc, err := selectInto[incompleteRow](ctx, o.r, o.r.e.DB, dialect.CheckpointIncomplete, arg)
+	inc, err := adminSelect[adminIncompleteRow](ctx, o.r, o.r.e.DB, dialect.AdminCheckpointIncomplete, arg)
 	if err != nil {
 		return s, fmt.Errorf("consumer %s/%s: checkpoints: %w", c.Type, c.Name, err)
 	}
 	incomplete := map[string]*int64{}
 	for _, i := range inc {
-		incomplete[fmt.Sprint(i.Source, "\x00", i.Partition)] = nullable(i.Incomplete)
+		incomplete[fmt.Sprint(i.Source, "\x00", i.Partition)] = optInt64(i.Incomplete)
 	}
 	for _, cp := range cps {
 		m, err := o.mark(ctx, cp.Source, marks)
 		if err != nil {
 			return s, err
 		}
-		p := PartitionLag{Source: cp.Source, Partition: cp.Partition, Checkpoint: nullable(cp.Position), Mark: m,
+		p := PartitionLag{Source: cp.Source, Partition: cp.Partition, Checkpoint: optInt64(cp.Position), Mark: m,
 			IncompleteThrough: incomplete[fmt.Sprint(cp.Source, "\x00", cp.Partition)]}
 		if m != nil {
 			p.Lag = max(0, *m-cp.Position.Int64)
@@ -211,7 +211,7 @@ func (o *Operator) status(ctx context.Context, c Consumer, marks map[string]*int
 		a, b := s.Partitions[i], s.Partitions[j]
 		return a.Source < b.Source || a.Source == b.Source && a.Partition < b.Partition
 	})
-	counts, err := selectInto[countRow](ctx, o.r, o.r.e.DB, dialect.UndeliveredCounts, arg)
+	counts, err := adminSelect[adminCountRow](ctx, o.r, o.r.e.DB, dialect.AdminUndeliveredCounts, arg)
 	if err != nil {
 		return s, fmt.Errorf("consumer %s/%s: undelivered counts: %w", c.Type, c.Name, err)
 	}
@@ -239,7 +239,7 @@ func (o *Operator) mark(ctx context.Context, topic string, marks map[string]*int
 	return m, nil
 }
 
-func nullable(n sql.NullInt64) *int64 {
+func optInt64(n sql.NullInt64) *int64 {
 	if !n.Valid {
 		return nil
 	}
@@ -250,12 +250,12 @@ func nullable(n sql.NullInt64) *int64 {
 // DeadLetters lists the consumer's dead letters (DEAD_LETTER and
 // DEAD_LETTER_KEY rows), without their copies, by source, partition and
 // position.
-func (o *Operator) DeadLetters(ctx context.Context, ref Ref) ([]Undelivered, error) {
+func (o *Operator) DeadLetters(ctx context.Context, ref Ref) ([]UndeliveredView, error) {
 	all, err := o.Undelivered(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	var out []Undelivered
+	var out []UndeliveredView
 	for _, u := range all {
 		if u.IsDeadLetter() {
 			out = append(out, u)
@@ -265,7 +265,7 @@ func (o *Operator) DeadLetters(ctx context.Context, ref Ref) ([]Undelivered, err
 }
 
 // Undelivered lists every undelivered row of the consumer, without copies.
-func (o *Operator) Undelivered(ctx context.Context, ref Ref) ([]Undelivered, error) {
+func (o *Operator) Undelivered(ctx context.Context, ref Ref) ([]UndeliveredView, error) {
 	c, err := o.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -273,14 +273,14 @@ func (o *Operator) Undelivered(ctx context.Context, ref Ref) ([]Undelivered, err
 	return o.undelivered(ctx, o.r.e.DB, c.ID)
 }
 
-func (o *Operator) undelivered(ctx context.Context, q engine.Querier, id string) ([]Undelivered, error) {
-	rows, err := selectInto[undeliveredRow](ctx, o.r, q, dialect.UndeliveredList, map[string]any{"consumer_id": id})
+func (o *Operator) undelivered(ctx context.Context, q engine.Querier, id string) ([]UndeliveredView, error) {
+	rows, err := adminSelect[adminUndeliveredRow](ctx, o.r, q, dialect.AdminUndeliveredList, map[string]any{"consumer_id": id})
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: undelivered rows: %w", id, err)
 	}
-	out := make([]Undelivered, 0, len(rows))
+	out := make([]UndeliveredView, 0, len(rows))
 	for _, u := range rows {
-		d := Undelivered{ID: string(u.ID), Source: u.Source, Partition: u.Partition, Key: u.Key, Position: u.Position,
+		d := UndeliveredView{ID: string(u.ID), Source: u.Source, Partition: u.Partition, Key: u.Key, Position: u.Position,
 			Status: DeliveryStatus(u.Status), Failures: u.Failures, FailureReason: u.Reason.String, RecordedAt: time.Time(u.Recorded)}
 		if t := time.Time(u.NextRetry); !t.IsZero() {
 			d.NextRetryAt = &t
