@@ -102,6 +102,7 @@ func Tests() []Test {
 	all = append(all, leaseTests()...)
 	all = append(all, transientTests()...)
 	all = append(all, readOnlyTests()...)
+	all = append(all, consumerAdminTests()...)
 	return all
 }
 

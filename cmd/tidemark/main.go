@@ -81,7 +81,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(demoCmd(), schemaCmd(), migrateCmd(), pluginsCmd(), conformanceCmd(), configCmd(), serveCmd())
+	root.AddCommand(demoCmd(), schemaCmd(), migrateCmd(), pluginsCmd(), conformanceCmd(), configCmd(), consumersCmd(), serveCmd())
 	err := root.ExecuteContext(ctx)
 	stop()
 	dialect.CleanupClients()

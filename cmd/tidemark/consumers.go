@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/engine"
+)
+
+// consumersCmd is `tidemark consumers …`: the operator controls of
+// durable consumers (docs/consumers.md, "Operating consumers"). Every
+// subcommand reads the DSN and dialect from tidemark.yaml or flags, as
+// migrate does, and prints a table or, with --json, JSON.
+func consumersCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "consumers",
+		Short: "Operate durable consumers: list, status, pause, resume, dead letters, skip, unsubscribe",
+		Long: `Operator controls of durable consumers. A consumer is named <type>/<name>,
+e.g. projection/account-summary. An operation only changes rows; the runner of
+every instance acts on them at its next poll.`,
+	}
+	cmd.AddCommand(consumersListCmd(), consumersStatusCmd(), consumersPauseCmd(), consumersResumeCmd(),
+		deadLettersCmd(), consumersSkipCmd(), consumersUnsubscribeCmd())
+	return cmd
+}
+
+// operatorRun is what a consumers subcommand does with the operator.
+type operatorRun func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error
+
+// operatorCmd builds a subcommand that opens the configured database and
+// engine, runs run with the operator, and closes them.
+func operatorCmd(use, short string, args cobra.PositionalArgs, run operatorRun) *cobra.Command {
+	var s settings
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  args,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withOperator(cmd.Context(), &s, func(op *consumer.Operator) error {
+				return run(cmd.Context(), op, cmd.OutOrStdout(), asJSON, args)
+			})
+		},
+	}
+	s.register(cmd, withPlugin|withDB|withNames)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	return cmd
+}
+
+// withOperator opens the configured database and engine (the schema is
+// created if missing, as migrate does) and hands fn the operator.
+func withOperator(ctx context.Context, s *settings, fn func(*consumer.Operator) error) error {
+	c, err := s.resolve()
+	if err != nil {
+		return err
+	}
+	dsn, err := dsnOf(c)
+	if err != nil {
+		return err
+	}
+	if dsn == "" {
+		return fmt.Errorf("no database: pass --dsn, or set dsn_env (or dsn) in %s", orDefault(c.File))
+	}
+	l, err := load(ctx, pluginOf(c))
+	if err != nil {
+		return err
+	}
+	driver := c.Driver
+	if driver == "" {
+		driver = l.Catalogue.Identity.DriverName
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return fmt.Errorf("opening the %s driver: %w", driver, err)
+	}
+	defer db.Close()
+	e, err := engine.Open(ctx, db, l.Catalogue, c.EngineConfig())
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return fn(consumer.NewRegistry(e, nil).Operator())
+}
+
+func consumersListCmd() *cobra.Command {
+	return operatorCmd("list", "List every consumer with its state, lag and undelivered counts", cobra.NoArgs,
+		func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, _ []string) error {
+			list, err := op.List(ctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(out, nonNil(list))
+			}
+			return printList(out, list)
+		})
+}
+
+func consumersStatusCmd() *cobra.Command {
+	return operatorCmd("status <type>/<name>", "Show a consumer's state, checkpoints, marks, lag and undelivered counts", cobra.ExactArgs(1),
+		func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
+			ref, err := consumer.ParseRef(args[0])
+			if err != nil {
+				return err
+			}
+			st, err := op.Status(ctx, ref)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(out, st)
+			}
+			return printStatus(out, st)
+		})
+}
+
+// changeRun adapts an operation on one consumer to an operatorRun that
+// prints what it changed; what may place the consumer with %s.
+func changeRun(what string, do func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error)) operatorRun {
+	return func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
+		ref, err := consumer.ParseRef(args[0])
+		if err != nil {
+			return err
+		}
+		ch, err := do(ctx, op, ref)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return printJSON(out, struct {
+				Consumer  consumer.Ref     `json:"consumer"`
+				Operation string           `json:"operation"`
+				Changes   consumer.Changes `json:"changes"`
+			}{ref, what, ch})
+		}
+		label := what + " %s"
+		if strings.Contains(what, "%s") { // the consumer's place in the sentence
+			label = what
+		}
+		_, err = fmt.Fprintf(out, label+": %s\n", ref, ch)
+		return err
+	}
+}
+
+func consumersPauseCmd() *cobra.Command {
+	return operatorCmd("pause <type>/<name>", "Pause a running consumer (every instance stops at its next poll)", cobra.ExactArgs(1),
+		changeRun("pause", func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error) {
+			return op.Pause(ctx, ref)
+		}))
+}
+
+func consumersResumeCmd() *cobra.Command {
+	var past bool
+	cmd := operatorCmd("resume <type>/<name>", "Resume a paused or halted consumer (its poison message retried with a fresh budget, or with --past-poison skipped)", cobra.ExactArgs(1),
+		func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
+			what, do := "resume", op.Resume
+			if past {
+				what, do = "resume past poison", op.ResumePast
+			}
+			return changeRun(what, func(ctx context.Context, _ *consumer.Operator, ref consumer.Ref) (consumer.Changes, error) {
+				return do(ctx, ref)
+			})(ctx, op, out, asJSON, args)
+		})
+	cmd.Flags().BoolVar(&past, "past-poison", false, "resume a HALTED consumer past its poison messages: delete them and record skips")
+	return cmd
+}
+
+func consumersSkipCmd() *cobra.Command {
+	var s consumer.Skip
+	cmd := operatorCmd("skip <type>/<name> --source S --partition P --position N (--key K | --every-key)",
+		"Record a skip: every instance passes over that message", cobra.ExactArgs(1),
+		func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
+			return changeRun("skip", func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error) {
+				return op.Skip(ctx, ref, s)
+			})(ctx, op, out, asJSON, args)
+		})
+	f := cmd.Flags()
+	f.StringVar(&s.Source, "source", "", "the source (topic) of the message, e.g. "+engine.EventStoreTopic)
+	f.IntVar(&s.Partition, "partition", 0, "the partition the message is applied in")
+	f.Int64Var(&s.Position, "position", 0, "the message's position")
+	f.StringVar(&s.Key, "key", "", "the key the skip holds for (\"\" for a message without one)")
+	f.BoolVar(&s.EveryKey, "every-key", false, "skip the message for every key")
+	_ = cmd.MarkFlagRequired("source")
+	_ = cmd.MarkFlagRequired("position")
+	cmd.MarkFlagsMutuallyExclusive("key", "every-key")
+	return cmd
+}
+
+func consumersUnsubscribeCmd() *cobra.Command {
+	var source string
+	cmd := operatorCmd("unsubscribe <type>/<name> --source S", "Unsubscribe a consumer from a source: its checkpoints, undelivered rows and skips there go, its row with its last checkpoint", cobra.ExactArgs(1),
+		func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
+			return changeRun("unsubscribe %s from "+source, func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error) {
+				return op.Unsubscribe(ctx, ref, source)
+			})(ctx, op, out, asJSON, args)
+		})
+	cmd.Flags().StringVar(&source, "source", "", "the source (topic) to unsubscribe from, e.g. "+engine.EventStoreTopic)
+	_ = cmd.MarkFlagRequired("source")
+	return cmd
+}
+
+func printJSON(out io.Writer, v any) error {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// nonNil makes an empty list print as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
