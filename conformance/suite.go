@@ -98,6 +98,7 @@ func Tests() []Test {
 	all = append(all, timeTests()...)
 	all = append(all, captureTests()...)
 	all = append(all, consumerTests()...)
+	all = append(all, deliveryTests()...)
 	return all
 }
 
