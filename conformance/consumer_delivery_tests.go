@@ -18,6 +18,7 @@ func deliveryTests() []Test {
 	return []Test{
 		{"consumer/delivery/failed_retried_when_due_waiting_in_order", testDeliveryFailedRetried},
 		{"consumer/delivery/budget_survives_restart_and_instance_move", testDeliveryBudgetMoves},
+		{"consumer/delivery/budget_moves_to_another_process", testDeliveryBudgetOtherProcess},
 		{"consumer/delivery/error_policies", testDeliveryPolicies},
 		{"consumer/delivery/failure_reason_cut_copy_byte_exact", testDeliveryReasonAndCopy},
 		{"consumer/delivery/skip_honoured_by_second_instance_and_cleaned", testDeliverySkips},

@@ -245,6 +245,11 @@ func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow) {
 	case err == nil:
 	case errors.Is(err, errDuplicate), errors.Is(err, ErrStale), errors.Is(err, errAborted):
 		return
+	case r.recordedElsewhere(err):
+		// Another instance recorded m first (uq_consumer_undelivered_messages):
+		// its row holds m; the next poll reads it.
+		r.done(m, 0)
+		return
 	default:
 		r.abort(m)
 		_ = r.fail(m, err)
@@ -304,4 +309,15 @@ func (r *Runner) reportLag() {
 			}
 		}
 	}
+}
+
+// recordedElsewhere tells whether a row insert failed on the unique
+// constraint (engines that tell keys apart only by kind class it as a
+// duplicate event id, as Subscribe's inserts do).
+func (r *Runner) recordedElsewhere(err error) bool {
+	switch r.reg.e.Errors.Classify(err) {
+	case dialect.ErrUniqueViolation, dialect.ErrDuplicateEventID:
+		return true
+	}
+	return false
 }
