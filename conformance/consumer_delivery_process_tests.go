@@ -41,7 +41,10 @@ func runDeliveryPoll(ctx context.Context, db *sql.DB, job WorkerJob) (any, error
 	tries := 0
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, now), consumer.Options{Type: "projection", Name: args.Name,
 		Sources: []consumer.Source{consumer.EventStoreSource{Store: eventstore.New(e, nil)}}, Retry: exact(args.Attempts),
-		Handler: func(context.Context, *sql.Tx, consumer.Message) error { tries++; return errors.New("poison in the worker") }})
+		Handler: func(context.Context, *sql.Tx, consumer.Message) error {
+			tries++
+			return errors.New("poison in the worker")
+		}})
 	if err != nil {
 		return nil, err
 	}
