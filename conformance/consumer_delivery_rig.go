@@ -27,15 +27,23 @@ type deliveryRig struct {
 	fail    map[int64]int   // position → failures still to come (-1: always)
 	reason  map[int64]error // the error a failing position returns
 	tries   map[int64]int   // handler calls per position
+	flaky   map[int64]int   // position → transient failures still to come
 	applied []consumer.Message
 }
+
+// transientErr is an error the runner classes as transient (the database
+// undid the attempt), as sqlerr's classified deadlocks are.
+type transientErr struct{}
+
+func (transientErr) Error() string   { return "simulated deadlock" }
+func (transientErr) Transient() bool { return true }
 
 func newDeliveryRig(t T, env *Env) *deliveryRig {
 	s, e := openStore(t, env)
 	createApplied(t, env)
 	clock := newFakeClock()
 	return &deliveryRig{t: t, env: env, s: s, e: e, reg: consumer.NewRegistry(e, clock.Now), clock: clock,
-		metrics: &recMetrics{}, fail: map[int64]int{}, reason: map[int64]error{}, tries: map[int64]int{}}
+		metrics: &recMetrics{}, fail: map[int64]int{}, reason: map[int64]error{}, tries: map[int64]int{}, flaky: map[int64]int{}}
 }
 
 // handler applies a message unless the script says it fails; in a
@@ -43,6 +51,11 @@ func newDeliveryRig(t T, env *Env) *deliveryRig {
 func (g *deliveryRig) handler(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
 	g.mu.Lock()
 	g.tries[m.Position]++
+	if g.flaky[m.Position] > 0 {
+		g.flaky[m.Position]--
+		g.mu.Unlock()
+		return transientErr{}
+	}
 	if n := g.fail[m.Position]; n != 0 {
 		if n > 0 {
 			g.fail[m.Position]--
@@ -222,7 +235,7 @@ func (m *recMetrics) Halted(_ consumer.Consumer, r consumer.HaltReason) {
 func (g *deliveryRig) reset() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.fail, g.reason, g.tries, g.applied = map[int64]int{}, map[int64]error{}, map[int64]int{}, nil
+	g.fail, g.reason, g.tries, g.flaky, g.applied = map[int64]int{}, map[int64]error{}, map[int64]int{}, map[int64]int{}, nil
 }
 
 // covered checks every checkpoint of the consumer reached the mark.

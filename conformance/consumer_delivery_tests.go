@@ -19,6 +19,7 @@ func deliveryTests() []Test {
 		{"consumer/delivery/failed_retried_when_due_waiting_in_order", testDeliveryFailedRetried},
 		{"consumer/delivery/budget_survives_restart_and_instance_move", testDeliveryBudgetMoves},
 		{"consumer/delivery/budget_moves_to_another_process", testDeliveryBudgetOtherProcess},
+		{"consumer/delivery/transient_errors_spend_no_budget", testDeliveryTransient},
 		{"consumer/delivery/error_policies", testDeliveryPolicies},
 		{"consumer/delivery/failure_reason_cut_copy_byte_exact", testDeliveryReasonAndCopy},
 		{"consumer/delivery/skip_honoured_by_second_instance_and_cleaned", testDeliverySkips},
@@ -231,5 +232,37 @@ func testDeliveryReasonAndCopy(t T, env *Env) {
 	}
 	if m := g.applied[0]; m.Position != a1 || m.Key != "test.Account/A" || m.Partition != want.PartitionKey {
 		t.Errorf("the retried message is %s/%d@%d key %q", m.Source, m.Partition, m.Position, m.Key)
+	}
+}
+
+// testDeliveryTransient: a transient error (the database undid the
+// attempt) retries at once and spends no budget, for a new message and for
+// a retried head alike.
+func testDeliveryTransient(t T, env *Env) {
+	g := newDeliveryRig(t, env)
+	a1, b1 := g.add("A", `{}`), g.add("B", `{}`)
+	g.mu.Lock()
+	g.flaky[a1], g.flaky[b1] = 2, 1
+	g.mu.Unlock()
+	g.failing(b1, 1) // then a real failure: FAILED count 1
+	r := g.runner("transient", true, exact(2), "")
+	id := r.Consumer().ID
+	g.poll(r)
+	g.wantRow(id, a1, "", 0, time.Time{})
+	g.wantRow(id, b1, consumer.StatusFailed, 1, g.clock.Now().Add(time.Second))
+	if g.appliedOf(a1) != 1 || g.triesOf(a1) != 3 {
+		t.Errorf("transiently failing message applied %d times after %d tries, want 1 after 3", g.appliedOf(a1), g.triesOf(a1))
+	}
+	g.mu.Lock()
+	g.flaky[b1] = 3
+	g.mu.Unlock()
+	g.clock.Add(time.Second)
+	g.poll(r) // the head's retry: three transient failures, then applied
+	g.wantRow(id, b1, "", 0, time.Time{})
+	if g.appliedOf(b1) != 1 || mustConsumer(t, g.reg, id).State != consumer.Running {
+		t.Errorf("head applied %d times; consumer %s (a budget of 2 would have been spent by a counted failure)", g.appliedOf(b1), mustConsumer(t, g.reg, id).State)
+	}
+	if g.metrics.retried[true] != 6 {
+		t.Errorf("transient retries reported %d, want 6", g.metrics.retried[true])
 	}
 }

@@ -48,8 +48,10 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 	more := false
 	if !r.halted && r.failure == nil && ctx.Err() == nil {
 		if batch, more, err = r.read(ctx); err != nil {
+			// The partitions read before the failure moved their read
+			// positions over a batch that is dropped: reload.
+			r.loaded = false
 			if herr := r.missingHistory(work, err); herr != errNotMissing {
-				r.loaded = false
 				return n, false, herr
 			}
 			return n, false, err
