@@ -110,7 +110,11 @@ func testConsumerRestart(t T, env *Env) {
 			return insertApplied(ctx, tx, m.Position)
 		}
 	}
-	opts := consumer.Options{Type: "projection", Name: "restart", Sources: []consumer.Source{src}, Transactional: true, PageSize: 4}
+	// A budget of one attempt: the poison's first failure spends it and
+	// the HALT policy halts the consumer at once (the budget's own tests are
+	// in consumer_delivery_tests.go).
+	opts := consumer.Options{Type: "projection", Name: "restart", Sources: []consumer.Source{src}, Transactional: true, PageSize: 4,
+		Retry: consumer.RetryPolicy{MaxAttempts: 1}}
 	opts.Handler = handler(poison)
 	r1, err := consumer.NewRunner(ctx, reg, opts)
 	if err != nil {
@@ -136,7 +140,8 @@ func testConsumerRestart(t T, env *Env) {
 	if err := reg.Resume(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	// A new runner (a restart) resumes after the checkpoints.
+	// A new runner (a restart) resumes after the checkpoints and retries the
+	// HALTED poison (its row holds its key) with a fresh budget.
 	opts.Handler = handler(-1)
 	r2, err := consumer.NewRunner(ctx, reg, opts)
 	if err != nil {

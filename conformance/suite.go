@@ -103,6 +103,7 @@ func Tests() []Test {
 	all = append(all, transientTests()...)
 	all = append(all, readOnlyTests()...)
 	all = append(all, consumerAdminTests()...)
+	all = append(all, deliveryTests()...)
 	return all
 }
 

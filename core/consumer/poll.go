@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -14,8 +15,9 @@ import (
 func transient(err error) bool { return sqlerr.IsTransient(err) }
 
 // poll is one cycle: read the row (state, epoch), reload checkpoints when
-// the epoch moved or the consumer just came back, read a page of every
-// partition up to its mark, apply it through the worker pool, save.
+// the epoch moved or the consumer just came back, read the undelivered
+// rows and skips, retry the heads that are due, read a page of every
+// partition up to its mark, deliver it through the worker pool, save.
 func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 	c, err := r.reg.Get(ctx, r.c.ID)
 	if err != nil {
@@ -34,39 +36,56 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 			return 0, false, err
 		}
 	}
-	batch, more, err := r.read(ctx)
-	if err != nil {
+	r.halted, r.failure, r.marks = false, nil, map[string]int64{}
+	if err := r.loadDelivery(ctx); err != nil {
 		return 0, false, err
 	}
 	// Applies in flight finish even when ctx ends (graceful stop); their
 	// checkpoints are saved below on the same detached context.
 	work := context.WithoutCancel(ctx)
-	n := r.apply(work, batch)
+	n := r.retryHeads(work)
+	var batch []Message
+	more := false
+	if !r.halted && r.failure == nil && ctx.Err() == nil {
+		if batch, more, err = r.read(ctx); err != nil {
+			// The partitions read before the failure moved their read
+			// positions over a batch that is dropped: reload.
+			r.loaded = false
+			if herr := r.missingHistory(work, err); herr != errNotMissing {
+				return n, false, herr
+			}
+			return n, false, err
+		}
+	}
+	n += r.apply(work, batch)
 	if err := r.save(work); err != nil {
 		return n, more, err
 	}
-	if r.failure != nil {
-		err := r.failure
-		r.failure, r.loaded = nil, false
-		r.opts.Logger.Error("consumer apply failed; halting", "consumer", r.c.Name, "err", err)
-		if herr := r.reg.Halt(work, r.c.ID, ApplyError); herr != nil && !errors.Is(herr, ErrTransition) {
-			return n, false, herr
-		}
-		return n, false, nil
+	r.reportLag()
+	if r.failure != nil || r.halted {
+		r.loaded = false
+		return n, false, r.failure
 	}
 	return n, more && !r.stale, nil
 }
 
-// load reads the checkpoints: every partition resumes after its own.
+// load reads the checkpoints: every partition resumes after its own, or
+// after its incomplete-history mark when that is higher (a resume past
+// missing history goes on after the gap).
 func (r *Runner) load(ctx context.Context, epoch int64) error {
 	cps, err := r.reg.Checkpoints(ctx, r.c.ID)
+	if err != nil {
+		return err
+	}
+	marks, err := r.reg.incompleteMarks(ctx, r.c.ID)
 	if err != nil {
 		return err
 	}
 	now := r.opts.Now()
 	parts := map[partKey]*partState{}
 	for _, cp := range cps {
-		parts[partKey{cp.Source, cp.Partition}] = &partState{saved: cp.Position, read: cp.Position, lastSave: now}
+		k := partKey{cp.Source, cp.Partition}
+		parts[k] = &partState{saved: cp.Position, read: max(cp.Position, marks[k]), lastSave: now}
 	}
 	for _, s := range r.opts.Sources {
 		for p := range s.Partitions() {
@@ -91,6 +110,7 @@ func (r *Runner) read(ctx context.Context) ([]Message, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
+		r.marks[s.Name()] = mark
 		for p := range s.Partitions() {
 			st := r.parts[partKey{s.Name(), p}]
 			if st.read >= mark {
@@ -98,7 +118,7 @@ func (r *Runner) read(ctx context.Context) ([]Message, bool, error) {
 			}
 			msgs, below, err := readMarked(ctx, s, p, st.read, mark, r.opts.PageSize)
 			if err != nil {
-				return nil, false, err
+				return nil, false, &readError{source: s, err: err}
 			}
 			st.pending, st.aborted, st.changed = map[int64]bool{}, map[int64]bool{}, make(chan struct{})
 			for _, m := range msgs {
@@ -128,9 +148,9 @@ func readMarked(ctx context.Context, s Source, partition int, after, upto int64,
 }
 
 // apply runs the batch through Workers workers; a key always goes to the
-// same worker, so its messages apply one at a time in position order while
-// other keys run concurrently. A key whose apply failed applies nothing
-// more in this poll.
+// same worker, so its messages are delivered one at a time in position
+// order while other keys run concurrently. Once the runner halted the
+// consumer, what had not begun is left for after the resume.
 func (r *Runner) apply(ctx context.Context, batch []Message) int {
 	if len(batch) == 0 {
 		return 0
@@ -139,33 +159,21 @@ func (r *Runner) apply(ctx context.Context, batch []Message) int {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	applied := 0
-	failed := map[string]bool{}
 	for i := range queues {
 		queues[i] = make(chan Message, len(batch))
 		wg.Add(1)
 		go func(q chan Message) {
 			defer wg.Done()
 			for m := range q {
-				mu.Lock()
-				skip := failed[m.Source+"\x00"+m.Key]
-				mu.Unlock()
-				if skip || r.isStale() {
+				if r.isStale() || r.isHalted() {
 					r.abort(m)
 					continue
 				}
-				err := r.applyOne(ctx, m)
-				mu.Lock()
-				switch {
-				case err == nil:
+				if r.deliver(ctx, m) {
+					mu.Lock()
 					applied++
-				case errors.Is(err, errDuplicate):
-				case errors.Is(err, ErrStale), errors.Is(err, errAborted):
-					// Not a failure of this key: its later messages
-					// abort behind it through the partition's order.
-				default:
-					failed[m.Source+"\x00"+m.Key] = true
+					mu.Unlock()
 				}
-				mu.Unlock()
 			}
 		}(queues[i])
 	}
@@ -287,7 +295,8 @@ func (r *Runner) target(m Message) int64 {
 	return c
 }
 
-// fail records the apply error that halts the consumer.
+// fail records a database error that ends the poll (recording a failure
+// failed): m stays uncovered by the checkpoint, so it is read again.
 func (r *Runner) fail(m Message, err error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -304,14 +313,18 @@ func (r *Runner) markStale() error {
 	return ErrStale
 }
 
-// applyOne applies m, retrying transient database errors without limit
-// (the database undid the attempt).
-func (r *Runner) applyOne(ctx context.Context, m Message) error {
-	err := retryTransient(ctx, func() error {
+// applyOne applies m with work (the handler, or the recording of m as
+// undelivered), retrying transient database errors without limit (the
+// database undid the attempt). It returns nil once m completed, errDuplicate
+// (another poll applied it with its checkpoint: completed), ErrStale or
+// errAborted (m aborted in this poll), or work's error with m still
+// pending.
+func (r *Runner) applyOne(ctx context.Context, m Message, work func(tx *sql.Tx) error) error {
+	err := r.retryTransient(ctx, m.Source, func() error {
 		if !r.opts.Transactional {
-			return r.opts.Handler(ctx, nil, m)
+			return work(nil)
 		}
-		return r.applyInTx(ctx, m)
+		return r.applyInTx(ctx, m, work)
 	})
 	switch {
 	case err == nil:
@@ -330,8 +343,7 @@ func (r *Runner) applyOne(ctx context.Context, m Message) error {
 		r.abort(m)
 		return err
 	}
-	r.abort(m)
-	return r.fail(m, err)
+	return err
 }
 
 // applyInTx runs the handler and the checkpoint write in one transaction,
@@ -343,7 +355,7 @@ func (r *Runner) applyOne(ctx context.Context, m Message) error {
 // decides: an epoch above the poll's fences the apply off (rolled back),
 // anything else means another poll applied m with its checkpoint (rolled
 // back: applied once).
-func (r *Runner) applyInTx(ctx context.Context, m Message) error {
+func (r *Runner) applyInTx(ctx context.Context, m Message, work func(tx *sql.Tx) error) error {
 	e := r.reg.e
 	if e.Cat.Locks.SerializesWriters {
 		// One writer at a time (SQLite): holding a transaction while
@@ -353,7 +365,7 @@ func (r *Runner) applyInTx(ctx context.Context, m Message) error {
 		}
 	}
 	for {
-		err := r.applyInTxOnce(ctx, m)
+		err := r.applyInTxOnce(ctx, m, work)
 		if !errors.Is(err, errWaited) {
 			return err
 		}
@@ -363,14 +375,14 @@ func (r *Runner) applyInTx(ctx context.Context, m Message) error {
 	}
 }
 
-func (r *Runner) applyInTxOnce(ctx context.Context, m Message) error {
+func (r *Runner) applyInTxOnce(ctx context.Context, m Message, work func(tx *sql.Tx) error) error {
 	e := r.reg.e
 	tx, err := e.BeginTx(ctx, engine.OpAppend)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }() // no-op after Commit
-	if err := r.opts.Handler(ctx, tx, m); err != nil {
+	if err := work(tx); err != nil {
 		return err
 	}
 	if err := r.awaitPredecessors(ctx, m, predecessorWait); err != nil {

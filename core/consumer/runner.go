@@ -13,9 +13,10 @@ import (
 // Handler applies one message. tx is the apply's own transaction when the
 // runner is Transactional (the checkpoint advances in it, so the apply and
 // its checkpoint commit together) and nil otherwise. A transient database
-// error returned by the handler retries the apply; any other error halts
-// the consumer with APPLY_ERROR (retry budgets and dead letters come with
-// CONSUMER_UNDELIVERED_MESSAGES).
+// error returned by the handler retries the apply without spending the
+// message's budget; any other error records the message FAILED in
+// CONSUMER_UNDELIVERED_MESSAGES, retried under Options.Retry, and once its
+// budget is spent Options.OnError decides (see docs/consumers.md).
 type Handler func(ctx context.Context, tx *sql.Tx, m Message) error
 
 // Options configure a Runner.
@@ -38,10 +39,19 @@ type Options struct {
 	// checkpoint is saved at most this often (default one minute, the
 	// spec's).
 	EmptySaveInterval time.Duration
-	// Now is the application clock (time.Now when nil): state_since and
-	// the empty-stretch saves read it.
-	Now    func() time.Time
-	Logger *slog.Logger
+	// Now is the application clock (time.Now when nil): state_since, the
+	// empty-stretch saves, recorded_at and next_retry_at (in UTC) read it.
+	Now func() time.Time
+	// Retry is a failing message's budget and backoff (zero fields: the
+	// RetryPolicy defaults, 5 attempts, 1 s … 5 min, ×2, ±20 %).
+	Retry RetryPolicy
+	// OnError decides what a message whose budget is spent becomes
+	// (default PolicyHalt: nothing is lost or passed over unseen).
+	OnError ErrorPolicy
+	// Metrics receives lag, applies, retries, dead letters and halts (nil:
+	// NopMetrics).
+	Metrics Metrics
+	Logger  *slog.Logger
 }
 
 // Runner runs one consumer in this process.
@@ -55,7 +65,14 @@ type Runner struct {
 	epoch   int64
 	loaded  bool
 	stale   bool  // a checkpoint write was fenced off: reload next poll
-	failure error // the apply error that halts the consumer
+	failure error // a database error recording a failure: ends the poll
+	halted  bool  // the runner halted the consumer in this poll
+
+	sources map[string]Source
+	marks   map[string]int64 // each source's mark as this poll read it
+	dmu     sync.Mutex       // guards rows and skips
+	rows    map[keyRef][]*UndeliveredRow
+	skips   map[string][]Skip
 }
 
 type partKey struct {
@@ -90,7 +107,7 @@ func (p *partState) contiguous() int64 {
 // checkpoints as needed) and returns its runner.
 func NewRunner(ctx context.Context, reg *Registry, opts Options) (*Runner, error) {
 	if opts.Handler == nil || len(opts.Sources) == 0 {
-		return nil, errors.New("consumer: a runner needs a handler and at least one source")
+		return nil, &InvalidOptionsError{"Handler/Sources", "a runner needs a handler and at least one source"}
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 4
@@ -110,6 +127,20 @@ func NewRunner(ctx context.Context, reg *Registry, opts Options) (*Runner, error
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.Metrics == nil {
+		opts.Metrics = NopMetrics{}
+	}
+	var err error
+	if opts.Retry, err = opts.Retry.withDefaults(); err != nil {
+		return nil, err
+	}
+	if opts.OnError, err = checkPolicy(opts.OnError); err != nil {
+		return nil, err
+	}
+	sources := map[string]Source{}
+	for _, s := range opts.Sources {
+		sources[s.Name()] = s
+	}
 	refs := make([]SourceRef, len(opts.Sources))
 	for i, s := range opts.Sources {
 		refs[i] = SourceRef{Name: s.Name(), Partitions: s.Partitions()}
@@ -118,7 +149,7 @@ func NewRunner(ctx context.Context, reg *Registry, opts Options) (*Runner, error
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{reg: reg, opts: opts, c: c}, nil
+	return &Runner{reg: reg, opts: opts, c: c, sources: sources}, nil
 }
 
 // Consumer returns the consumer's row as the runner last read it.

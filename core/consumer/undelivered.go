@@ -1,0 +1,216 @@
+package consumer
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+)
+
+// KeyHash is CONSUMER_UNDELIVERED_MESSAGES.key_hash of a key: FNV-1a 64
+// of its UTF-8 bytes, as a signed 64-bit integer (the column is a BIGINT;
+// it serves the unique constraint only).
+func KeyHash(key string) int64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(key))
+	return int64(h.Sum64())
+}
+
+// UndeliveredRow is one CONSUMER_UNDELIVERED_MESSAGES row, without its
+// message copy.
+type UndeliveredRow struct {
+	ID        string
+	Source    string
+	Partition int
+	Key       string
+	Position  int64
+	Status    DeliveryStatus
+	// FailureCount is how often it failed (0 while waiting, after a
+	// resume, and for a follower of a DEAD_LETTER_KEY key).
+	FailureCount int
+	// NextRetryAt is when a FAILED row is tried again, in UTC; zero for at
+	// once (NULL).
+	NextRetryAt time.Time
+	// FailureReason is the last failure's "<type>: <message>", at most
+	// MaxFailureReason characters; "" for NULL.
+	FailureReason string
+	RecordedAt    time.Time
+}
+
+// holds tells whether the row holds its key: every status but DEAD_LETTER.
+func (u UndeliveredRow) holds() bool { return u.Status != StatusDeadLetter }
+
+// UndeliveredRows returns every undelivered row of consumer id, in source,
+// partition and position order.
+func (r *Registry) UndeliveredRows(ctx context.Context, id string) ([]UndeliveredRow, error) {
+	rows, err := r.e.Query(ctx, r.e.DB, dialect.UndeliveredRead, nil, map[string]any{"consumer_id": id})
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []UndeliveredRow
+	for rows.Next() {
+		var (
+			u              UndeliveredRow
+			status         string
+			next, recorded anyTime
+			reason         sql.NullString
+		)
+		if err := rows.Scan(&u.ID, &u.Source, &u.Partition, &u.Key, &u.Position, &status, &u.FailureCount, &next, &reason, &recorded); err != nil {
+			return nil, r.e.Errors.Wrap(err)
+		}
+		u.Status, u.NextRetryAt, u.FailureReason, u.RecordedAt = DeliveryStatus(status), time.Time(next), reason.String, time.Time(recorded)
+		out = append(out, u)
+	}
+	if err := r.e.Errors.Wrap(rows.Err()); err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Source != b.Source {
+			return a.Source < b.Source
+		}
+		if a.Partition != b.Partition {
+			return a.Partition < b.Partition
+		}
+		return a.Position < b.Position
+	})
+	return out, nil
+}
+
+// failureReason is "<error type>: <message>" cut to MaxFailureReason
+// characters (runes, so a multi-byte character is never split; invalid
+// UTF-8 is replaced, the column holds text).
+func failureReason(err error) string {
+	inner := err
+	for {
+		u := errors.Unwrap(inner)
+		if u == nil {
+			break
+		}
+		inner = u
+	}
+	s := fmt.Sprintf("%T: %s", inner, err.Error())
+	if !utf8.ValidString(s) {
+		s = string([]rune(s)) // replaces invalid bytes with U+FFFD
+	}
+	if utf8.RuneCountInString(s) <= MaxFailureReason {
+		return s
+	}
+	return string([]rune(s)[:MaxFailureReason])
+}
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	// Microseconds: what every engine's TIMESTAMP keeps (DATETIME(6)).
+	return t.UTC().Truncate(time.Microsecond)
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// insertUndelivered records u (its ID is generated) with its copy on q.
+func (r *Registry) insertUndelivered(ctx context.Context, q engine.Querier, consumerID string, u *UndeliveredRow, cp *string) error {
+	u.ID = uuid.NewString()
+	var c any
+	if cp != nil {
+		c = *cp
+	}
+	_, err := r.e.Exec(ctx, q, dialect.UndeliveredInsert, nil, map[string]any{
+		"id": u.ID, "consumer_id": consumerID, "source_name": u.Source, "resolved_key": u.Key, "key_hash": KeyHash(u.Key),
+		"message_position": u.Position, "partition_no": u.Partition, "status": string(u.Status), "failure_count": u.FailureCount,
+		"next_retry_at": nullTime(u.NextRetryAt), "failure_reason": nullString(u.FailureReason), "recorded_at": nullTime(u.RecordedAt),
+		"unresolved": false, "message_copy": c})
+	if err != nil {
+		return fmt.Errorf("recording %s/%d position %d key %q as %s: %w", u.Source, u.Partition, u.Position, u.Key, u.Status, err)
+	}
+	return nil
+}
+
+// updateUndelivered writes u's status, count, next retry and reason while
+// the row is still (from, fromCount); false: an operator changed it.
+func (r *Registry) updateUndelivered(ctx context.Context, q engine.Querier, u UndeliveredRow, from DeliveryStatus, fromCount int) (bool, error) {
+	res, err := r.e.Exec(ctx, q, dialect.UndeliveredUpdate, nil, map[string]any{
+		"id": u.ID, "status": string(u.Status), "failure_count": u.FailureCount, "next_retry_at": nullTime(u.NextRetryAt),
+		"failure_reason": nullString(u.FailureReason), "from_status": string(from), "from_count": fromCount})
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// deleteUndelivered deletes row id while its status is from.
+func (r *Registry) deleteUndelivered(ctx context.Context, q engine.Querier, id string, from DeliveryStatus) (bool, error) {
+	res, err := r.e.Exec(ctx, q, dialect.UndeliveredDelete, nil, map[string]any{"id": id, "from_status": string(from)})
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// holdKeyDead turns the key's WAITING rows into DEAD_LETTER_KEY followers.
+func (r *Registry) holdKeyDead(ctx context.Context, q engine.Querier, consumerID string, u UndeliveredRow) error {
+	_, err := r.e.Exec(ctx, q, dialect.UndeliveredHoldKey, nil, map[string]any{
+		"consumer_id": consumerID, "source_name": u.Source, "partition_no": u.Partition, "key_hash": KeyHash(u.Key),
+		"resolved_key": u.Key, "status": string(StatusDeadLetterKey), "from_status": string(StatusWaiting)})
+	return err
+}
+
+// messageCopy reads row id's copy; ok false when it is NULL (the topic no
+// longer held the message: its retry applies nothing).
+func (r *Registry) messageCopy(ctx context.Context, id string) (string, bool, error) {
+	var c sql.NullString
+	err := r.e.QueryRow(ctx, r.e.DB, dialect.UndeliveredCopy, nil, map[string]any{"id": id}).Scan(&c)
+	if err != nil {
+		return "", false, fmt.Errorf("reading the message copy of undelivered row %s: %w", id, err)
+	}
+	return c.String, c.Valid, nil
+}
+
+// haltIn halts consumer id for reason on q (a transaction), from running
+// only; false when it was not running.
+func (r *Registry) haltIn(ctx context.Context, q engine.Querier, id string, reason HaltReason) (bool, error) {
+	res, err := r.e.Exec(ctx, q, dialect.ConsumerSetState, nil, map[string]any{
+		"id": id, "state": string(Halted), "halt_reason": string(reason), "state_since": r.stamp(), "from_state": string(Running)})
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// inTx runs fn in a transaction of its own, retried whole on a transient
+// error.
+func (r *Registry) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return retryTransient(ctx, func() error { return r.inTx1(ctx, fn) })
+}
+
+// inTx1 runs fn in a transaction of its own, once: the caller retries.
+func (r *Registry) inTx1(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := r.e.BeginTx(ctx, engine.OpAppend)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }() // no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return r.e.Errors.Wrap(tx.Commit())
+}
