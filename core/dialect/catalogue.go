@@ -357,6 +357,13 @@ type Isolation struct {
 	// Read is the level of read transactions the core begins (reads that
 	// must see one snapshot across several statements).
 	Read IsolationLevel `json:"read,omitempty"`
+	// ReadWriteReads: begin the core's read transactions read-write. For a
+	// driver whose read-only transactions leak into later statements on the
+	// connection (github.com/nakagami/firebirdsql keeps the last
+	// transaction's parameters for its autocommit statements, so the next
+	// write on that connection fails "attempted update during read-only
+	// transaction"). The reads stay one transaction on one connection.
+	ReadWriteReads bool `json:"read_write_reads,omitempty"`
 }
 
 // Area groups scripts the way the spec's modules do; each area has its own

@@ -70,7 +70,7 @@ func (e *Engine) BeginTx(ctx context.Context, op Operation) (*sql.Tx, error) {
 // _txlock=immediate from taking the write lock for a read.
 func (e *Engine) BeginRead(ctx context.Context) (*sql.Tx, error) {
 	opts := e.TxOptions(OpRead)
-	opts.ReadOnly = true
+	opts.ReadOnly = !e.Cat.Isolation.ReadWriteReads
 	tx, err := e.DB.BeginTx(ctx, opts)
 	return tx, e.Errors.Wrap(err)
 }

@@ -18,3 +18,13 @@ func init() {
 		"consumer/torture_kill9_three_processes",
 	)
 }
+
+// Tests added with the durable-delivery and issue-12 work, each run on
+// Firebird 3 (TIDEMARK_FIREBIRD_ALL=1).
+func init() {
+	passing = append(passing,
+		"consumer/torture_one_consumer_three_processes_kill9",
+		"eventstore/retry_tx_deadlock",
+		"hwm/cycle_cost",
+	)
+}

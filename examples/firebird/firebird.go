@@ -48,7 +48,10 @@ func Catalogue() dialect.Catalogue {
 	c.EventInsert.MaxRows = 1
 	// The counter's retry (positionAllocate) is sound only in READ
 	// COMMITTED: declared, not left to the driver's default.
-	c.Isolation = dialect.Isolation{Append: dialect.IsolationReadCommitted, HWM: dialect.IsolationReadCommitted}
+	// ReadWriteReads: firebirdsql runs a connection's autocommit statements
+	// with the parameters of its last transaction, so a read-only one would
+	// make the next write on that connection fail.
+	c.Isolation = dialect.Isolation{Append: dialect.IsolationReadCommitted, HWM: dialect.IsolationReadCommitted, ReadWriteReads: true}
 	// The DDL guards (EXECUTE BLOCK) hold ";" inside their bodies: tools
 	// that split a script must split on something else. isql and Flyway
 	// use SET TERM; "^" is the customary choice.

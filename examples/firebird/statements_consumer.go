@@ -17,6 +17,9 @@ func consumerStatements() map[dialect.StatementID]string {
 		dialect.CheckpointAdvance: `UPDATE ${consumer_checkpoints_table} SET "POSITION" = #{position}, epoch = #{epoch} ` +
 			`WHERE consumer_id = #{consumer_id} AND source_name = #{source_name} AND partition_no = #{partition_no} ` +
 			`AND ("POSITION" IS NULL OR "POSITION" < #{position}) AND COALESCE(epoch, 0) <= #{epoch_floor}`,
+		dialect.CheckpointAdvanceOver: `UPDATE ${consumer_checkpoints_table} SET "POSITION" = #{position}, epoch = #{epoch} ` +
+			`WHERE consumer_id = #{consumer_id} AND source_name = #{source_name} AND partition_no = #{partition_no} ` +
+			`AND ("POSITION" IS NULL OR "POSITION" < #{below}) AND COALESCE(epoch, 0) <= #{epoch_floor}`,
 		dialect.CheckpointReset: `UPDATE ${consumer_checkpoints_table} SET "POSITION" = NULL, epoch = #{epoch} WHERE consumer_id = #{consumer_id}`,
 	}
 }
