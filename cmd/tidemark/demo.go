@@ -146,7 +146,7 @@ func runDemo(ctx context.Context, out io.Writer, c *config.Config) error {
 	for _, r := range evs {
 		fmt.Fprintf(out, "  %3d  %-16s %-6s #%d  %-18s partition %-2d %s\n", r.GlobalPosition, r.AggregateType, r.AggregateID, r.SequenceNo, r.Type, r.PartitionKey, r.Payload)
 	}
-	return nil
+	return runConsumerDemo(ctx, out, e, store, adv)
 }
 
 // demoConfig is the configuration with the demo's aggregates declared

@@ -57,6 +57,37 @@ func TestDemoOnEmbeddedSQLite(t *testing.T) {
 	if !regexp.MustCompile(`pid [1-9]\d*`).MatchString(s) {
 		t.Errorf("no plugin pid shown: %s", s)
 	}
+	checkConsumerDemo(t, s)
+}
+
+// checkConsumerDemo asserts the consumer part of the demo: the poison
+// withdrawal dead-lettered with the message behind it held, other accounts
+// flowing, the operator's retry applying both, and the restart applying
+// only the events appended after the checkpoint.
+func checkConsumerDemo(t *testing.T, s string) {
+	t.Helper()
+	for _, re := range []string{
+		`(?m)^consumer undelivered bank\.Account/acc-3\s+position 9\s+FAILED\s+failures 1, next retry \+1ms$`,
+		`(?m)^dead\s+bank\.Account/acc-3\s+position 9\s+partition \d+\s+DEAD_LETTER_KEY\s+failures 2\s+.*acc-3 would go to -40\.00`,
+		`(?m)^dead\s+bank\.Account/acc-3\s+position 10\s+partition \d+\s+DEAD_LETTER_KEY\s+failures 0`,
+		`(?m)^consumer poll 3 \(other accounts keep flowing\):\s+1 applied, 1 handler calls \(positions 11\)$`,
+		`(?m)^retry\s+operator .* 1 released with a fresh budget, 1 back to WAITING$`,
+		`(?m)^consumer poll 4:\s+2 applied, 2 handler calls \(positions 9 10\)$`,
+		`(?m)^retry\s+0 undelivered messages left$`,
+		`(?m)^restart\s+new runner, poll: 2 applied, 2 handler calls \(positions 12 13\); 0 of the 11 earlier events applied again$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(s) {
+			t.Errorf("demo output does not match %s:\n%s", re, s)
+		}
+	}
+	// The last read model: acc-3 -40 + 15 after the retry, acc-1 +10 and
+	// acc-2 -30 from the restart, BA-17 untouched.
+	last := s[strings.LastIndex(s, "read model"):]
+	for _, want := range []string{"BA-17     -20.00", "acc-1     110.00", "acc-2      50.00", "acc-3     -25.00"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("final read model lacks %q:\n%s", want, last)
+		}
+	}
 }
 
 func TestSchemaExportRefusesBadPrefix(t *testing.T) {
