@@ -101,22 +101,7 @@ func (o *Operator) ResumePast(ctx context.Context, ref Ref) (Changes, error) {
 // stands for its whole key (source, partition, key). A selector of one
 // row or one key that matches nothing is a *NoDeadLetterError.
 func (o *Operator) RetryDeadLetters(ctx context.Context, ref Ref, sel Selector) (Changes, error) {
-	if err := sel.check(o.r); err != nil {
-		return Changes{}, err
-	}
-	c, err := o.resolve(ctx, ref)
-	if err != nil {
-		return Changes{}, err
-	}
-	return o.inTx(ctx, func(q engine.Querier, ch *Changes) error {
-		rows, err := o.undelivered(ctx, q, c.ID)
-		if err != nil {
-			return err
-		}
-		picked, err := pickDeadLetters(ref, rows, sel)
-		if err != nil {
-			return err
-		}
+	return o.onDeadLetters(ctx, ref, sel, func(q engine.Querier, ch *Changes, c Consumer, rows, picked []UndeliveredView) error {
 		keys := map[heldKey]bool{}
 		for _, u := range picked {
 			if u.Status == StatusDeadLetterKey {
@@ -124,6 +109,7 @@ func (o *Operator) RetryDeadLetters(ctx context.Context, ref Ref, sel Selector) 
 			}
 		}
 		for _, u := range rows {
+			var err error
 			switch {
 			case u.Status == StatusDeadLetterKey && keys[heldKeyOf(u)]:
 				to := StatusFailed
@@ -142,12 +128,9 @@ func (o *Operator) RetryDeadLetters(ctx context.Context, ref Ref, sel Selector) 
 	})
 }
 
-// DeleteDeadLetters deletes the selected dead letters and records a skip
-// for each, so no instance applies them. Deleting one row of a
-// DEAD_LETTER_KEY key that leaves the key without a failed dead letter
-// puts the key's later messages back in line (WAITING; the first becomes
-// its head). By key or all, every dead letter of the key (or consumer) goes.
-func (o *Operator) DeleteDeadLetters(ctx context.Context, ref Ref, sel Selector) (Changes, error) {
+// onDeadLetters checks sel, finds the consumer and runs fn in one
+// transaction with the consumer's undelivered rows and those sel picks.
+func (o *Operator) onDeadLetters(ctx context.Context, ref Ref, sel Selector, fn func(q engine.Querier, ch *Changes, c Consumer, rows, picked []UndeliveredView) error) (Changes, error) {
 	if err := sel.check(o.r); err != nil {
 		return Changes{}, err
 	}
@@ -164,6 +147,17 @@ func (o *Operator) DeleteDeadLetters(ctx context.Context, ref Ref, sel Selector)
 		if err != nil {
 			return err
 		}
+		return fn(q, ch, c, rows, picked)
+	})
+}
+
+// DeleteDeadLetters deletes the selected dead letters and records a skip
+// for each, so no instance applies them. Deleting one row of a
+// DEAD_LETTER_KEY key that leaves the key without a failed dead letter
+// puts the key's later messages back in line (WAITING; the first becomes
+// its head). By key or all, every dead letter of the key (or consumer) goes.
+func (o *Operator) DeleteDeadLetters(ctx context.Context, ref Ref, sel Selector) (Changes, error) {
+	return o.onDeadLetters(ctx, ref, sel, func(q engine.Querier, ch *Changes, c Consumer, rows, picked []UndeliveredView) error {
 		gone := map[string]bool{}
 		for _, u := range picked {
 			if err := o.deleteAndSkip(ctx, q, c.ID, u, ch); err != nil {
