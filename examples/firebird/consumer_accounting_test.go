@@ -24,7 +24,13 @@ func init() {
 func init() {
 	passing = append(passing,
 		"consumer/torture_one_consumer_three_processes_kill9",
-		"eventstore/retry_tx_deadlock",
 		"hwm/cycle_cost",
 	)
+}
+
+// eventstore/retry_tx_deadlock passed in two full runs on Firebird 3 and in
+// a third gave up after 120 s ("RetryTx gave up: operation was cancelled"):
+// excluded until the deadlock's detection there is understood.
+func init() {
+	excluded["eventstore/retry_tx_deadlock"] = "intermittent on Firebird 3: one run of three gave up after 120 s waiting for the deadlock to be reported"
 }
