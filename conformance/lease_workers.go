@@ -33,7 +33,7 @@ func startLive(ctx context.Context, t T, job WorkerJob) *liveWorker {
 		_ = w.cmd.Wait()
 	})
 	if !w.lines.Scan() || w.lines.Text() != "ready" {
-		err := workerFailure(w, errNoWorkers)
+		err := workerFailure(ctx, w, errNoWorkers)
 		if errors.Is(err, errNoWorkers) {
 			skipf(t, "%v", err)
 		}
@@ -57,7 +57,7 @@ func (lw *liveWorker) expect(ctx context.Context, t T, prefix string) string {
 		select {
 		case l, ok := <-lw.lines:
 			if !ok {
-				t.Fatalf("the worker ended before printing %q: %v", prefix, workerFailure(lw.w, errors.New("no such line")))
+				t.Fatalf("the worker ended before printing %q: %v", prefix, workerFailure(context.Background(), lw.w, errors.New("no such line")))
 			}
 			if strings.HasPrefix(l, "result ") && !strings.HasPrefix(prefix, "result ") {
 				t.Fatalf("the worker ended before printing %q: %s", prefix, l)

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -205,7 +206,17 @@ func (l *lockedBuffer) String() string {
 // waits until each is ready, releases them together and returns their
 // results in job order. A worker that ends without a result (killed, say)
 // makes the error; the results of the others are returned with it.
+//
+// A ctx without a deadline gets WorkerHangBound. When the bound passes,
+// every worker still running gets SIGQUIT, so the error carries its
+// goroutines (a hung worker otherwise hangs the whole test binary until
+// go test's own timeout, which names no worker and no cause).
 func RunWorkers(ctx context.Context, jobs []WorkerJob) ([]WorkerResult, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, WorkerHangBound)
+		defer cancel()
+	}
 	ws := make([]*worker, 0, len(jobs))
 	defer func() {
 		for _, w := range ws {
@@ -223,12 +234,12 @@ func RunWorkers(ctx context.Context, jobs []WorkerJob) ([]WorkerResult, error) {
 	}
 	for _, w := range ws {
 		if !w.lines.Scan() || w.lines.Text() != "ready" {
-			return nil, workerFailure(w, errNoWorkers)
+			return nil, workerFailure(ctx, w, errNoWorkers)
 		}
 	}
 	for _, w := range ws { // the start barrier
 		if _, err := io.WriteString(w.stdin, "go\n"); err != nil {
-			return nil, workerFailure(w, err)
+			return nil, workerFailure(ctx, w, err)
 		}
 	}
 	// Every worker's result is read, also after one ended without any (a
@@ -240,13 +251,13 @@ func RunWorkers(ctx context.Context, jobs []WorkerJob) ([]WorkerResult, error) {
 		for !got && w.lines.Scan() {
 			if rest, ok := strings.CutPrefix(w.lines.Text(), "result "); ok {
 				if err := json.Unmarshal([]byte(rest), &out[i]); err != nil {
-					return nil, workerFailure(w, err)
+					return nil, workerFailure(ctx, w, err)
 				}
 				got = true
 			}
 		}
 		if !got && failed == nil {
-			failed = workerFailure(w, errors.New("worker ended without a result"))
+			failed = workerFailure(ctx, w, errors.New("worker ended without a result"))
 		}
 	}
 	return out, failed
@@ -262,6 +273,11 @@ func startWorker(ctx context.Context, job WorkerJob) (*worker, error) {
 		args = []string{"-test.run=^$"} // a binary without MaybeWorker runs no test
 	}
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	// On the hang bound: SIGQUIT makes the Go runtime print every
+	// goroutine to stderr and exit; a worker that still lives 10 s later
+	// is killed.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 10 * time.Second
 	cmd.Env = append(os.Environ(), WorkerEnv+"="+string(raw))
 	w := &worker{cmd: cmd, stderr: &lockedBuffer{}}
 	cmd.Stderr = w.stderr
@@ -280,9 +296,27 @@ func startWorker(ctx context.Context, job WorkerJob) (*worker, error) {
 	return w, nil
 }
 
-func workerFailure(w *worker, err error) error {
+// WorkerHangBound is how long RunWorkers lets its workers run when the
+// caller's context has no deadline. The worker tests that use it take
+// 1–4 s each on 2 cores; 5 minutes only ends a hang.
+const WorkerHangBound = 5 * time.Minute
+
+func workerFailure(ctx context.Context, w *worker, err error) error {
+	if ctx.Err() != nil { // hung: the worker's goroutines are the cause
+		time.Sleep(time.Second) // let exec's copier take the dump's end
+		return fmt.Errorf("%w: worker hung until %v; its stderr ends with:\n%s", err, context.Cause(ctx), lastLines(w.stderr.String(), 400))
+	}
 	if s := strings.TrimSpace(w.stderr.String()); s != "" {
 		return fmt.Errorf("%w (worker stderr: %s)", err, firstLine(s))
 	}
 	return err
+}
+
+// lastLines is the end of s, at most n lines.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -2,10 +2,14 @@ package conformance
 
 import (
 	"bufio"
+	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/schema"
@@ -36,5 +40,32 @@ func TestRunWorkerRefusesBadJobs(t *testing.T) {
 	}
 	if r := runWorker(`{"action":"nope"}`, barrier); r.OK || !strings.Contains(r.Error, "unknown worker action") {
 		t.Errorf("unknown action: %+v", r)
+	}
+}
+
+func init() {
+	RegisterWorkerAction("test-hang", func(ctx context.Context, db *sql.DB, job WorkerJob) (any, error) {
+		hangForeverInWorker()
+		return nil, nil
+	})
+}
+
+// hangForeverInWorker blocks on nothing ctx can end, as a worker stuck in a
+// lock or a pipe would.
+func hangForeverInWorker() { select {} }
+
+// A worker that hangs ends RunWorkers at its bound with the worker's
+// goroutines in the error, instead of hanging the test binary (which CI
+// saw: 24 minutes in RunWorkers, then go test's own timeout).
+func TestRunWorkersEndsAHangWithTheWorkersGoroutines(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "hang.db")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, err := RunWorkers(ctx, []WorkerJob{{Action: "test-hang", Driver: "sqlite", DSN: dsn}})
+	if err == nil {
+		t.Fatal("a hung worker gave no error")
+	}
+	if !strings.Contains(err.Error(), "hangForeverInWorker") {
+		t.Errorf("the error does not show where the worker hung: %v", err)
 	}
 }
