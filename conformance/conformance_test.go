@@ -63,13 +63,19 @@ func TestMain(m *testing.M) {
 	provider.Close()
 	dialect.CleanupClients()
 	os.RemoveAll(dir)
+	fmt.Print("\n" + writeMatrix())
+	os.Exit(code)
+}
+
+// writeMatrix renders the matrix so far and writes it to
+// TIDEMARK_MATRIX_FILE (go test hides a passing package's output; make
+// test prints this file, also after a failure or a timeout).
+func writeMatrix() string {
 	out := "Conformance matrix\n" + matrix.String()
-	fmt.Print("\n" + out)
-	// go test hides a passing package's output; make test prints this file.
 	if f := os.Getenv("TIDEMARK_MATRIX_FILE"); f != "" {
 		_ = os.WriteFile(f, []byte(out), 0o644)
 	}
-	os.Exit(code)
+	return out
 }
 
 func TestConformance(t *testing.T) {
@@ -106,6 +112,7 @@ func TestConformance(t *testing.T) {
 				},
 			})
 			matrix.Merge(m)
+			writeMatrix() // after every target: a run cut short still shows where it got
 		})
 	}
 }

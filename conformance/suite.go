@@ -29,6 +29,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
@@ -123,6 +124,9 @@ type Result struct {
 	Test   string
 	Status Status
 	Reason string
+	// Duration is the test's wall time (shown in the matrix's timing
+	// section, so a slow CI run says where its time went).
+	Duration time.Duration
 }
 
 // Matrix collects results; safe for concurrent use.
@@ -186,9 +190,36 @@ func (m *Matrix) String() string {
 		}
 	}
 	m.mu.Unlock()
+	m.writeTimes(&b, names)
 	p, f, s := m.Counts()
 	fmt.Fprintf(&b, "%d passed, %d failed, %d skipped\n", p, f, s)
 	return b.String()
+}
+
+// writeTimes adds the wall time per target and the ten slowest tests.
+func (m *Matrix) writeTimes(b *strings.Builder, names []string) {
+	m.mu.Lock()
+	rs := append([]Result(nil), m.Results...)
+	m.mu.Unlock()
+	var total time.Duration
+	per := map[string]time.Duration{}
+	for _, r := range rs {
+		per[r.Target] += r.Duration
+		total += r.Duration
+	}
+	if total == 0 {
+		return
+	}
+	b.WriteString("-- time per target:")
+	for _, n := range names {
+		fmt.Fprintf(b, " %s %.0fs;", n, per[n].Seconds())
+	}
+	fmt.Fprintf(b, " total %.0fs\n-- slowest tests:", total.Seconds())
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Duration > rs[j].Duration })
+	for _, r := range rs[:min(10, len(rs))] {
+		fmt.Fprintf(b, " %s/%s %.1fs;", r.Target, r.Test, r.Duration.Seconds())
+	}
+	b.WriteString("\n")
 }
 
 func firstLine(s string) string {
@@ -240,8 +271,9 @@ func Run(t *testing.T, target Target) *Matrix {
 		}
 		t.Run(test.Name, func(tt *testing.T) {
 			gt := &goT{T: tt}
+			start := time.Now()
 			defer func() {
-				r := Result{Target: name, Test: test.Name, Status: Pass}
+				r := Result{Target: name, Test: test.Name, Status: Pass, Duration: time.Since(start)}
 				switch {
 				case tt.Failed():
 					r.Status, r.Reason = Fail, "see test log"
