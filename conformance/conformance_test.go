@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/tidemarkdb/tidemark/conformance"
@@ -14,21 +15,31 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
 
-// target is one row of the matrix: a plugin, an engine and a driver.
+// target is one row of the matrix: a plugin, an engine and a driver. Its
+// lane is the server it runs on: targets of one lane run one after the
+// other (a test may look at server-wide state: PostgreSQL's transaction
+// horizon, the bridge's memory budget), targets of different lanes run
+// side by side, as many as go test's -parallel (GOMAXPROCS: 2 here).
 type target struct {
-	name, plugin, engine, driver string
+	name, plugin, engine, driver, lane string
 }
 
+// The order interleaves the lanes, so the two running targets are
+// usually of different lanes (the suite's wall time on 2 cores: see
+// docs/conformance.md).
 var targets = []target{
-	{"sqlite", "sqlite", harness.EngineSQLite, "sqlite"},
-	{"postgres (pgx)", "postgres", harness.EnginePostgres, "pgx"},
-	{"postgres (lib/pq)", "postgres", harness.EnginePostgres, "postgres"},
-	{"mariadb", "mariadb", harness.EngineMariaDB, "mysql"},
-	{"mysql plugin on MariaDB", "mysql", harness.EngineMySQL, "mysql"},
-	{"sqlserver", "sqlserver", harness.EngineSQLServer, "sqlserver"},
-	{"h2", "h2", harness.EngineH2, "jdbcbridge"},
-	{"hsqldb", "hsqldb", harness.EngineHSQLDB, "jdbcbridge"},
+	{"sqlite", "sqlite", harness.EngineSQLite, "sqlite", "sqlite"},
+	{"postgres (pgx)", "postgres", harness.EnginePostgres, "pgx", "postgres"},
+	{"mariadb", "mariadb", harness.EngineMariaDB, "mysql", "mariadb"},
+	{"h2", "h2", harness.EngineH2, "jdbcbridge", "bridge"},
+	{"postgres (lib/pq)", "postgres", harness.EnginePostgres, "postgres", "postgres"},
+	{"mysql plugin on MariaDB", "mysql", harness.EngineMySQL, "mysql", "mariadb"},
+	{"hsqldb", "hsqldb", harness.EngineHSQLDB, "jdbcbridge", "bridge"},
+	{"sqlserver", "sqlserver", harness.EngineSQLServer, "sqlserver", "sqlserver"},
 }
+
+// lanes holds one lock per lane (see target).
+var lanes = map[string]*sync.Mutex{"sqlite": {}, "postgres": {}, "mariadb": {}, "bridge": {}, "sqlserver": {}}
 
 var (
 	pluginDir string
@@ -81,6 +92,11 @@ func writeMatrix() string {
 func TestConformance(t *testing.T) {
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
+			if os.Getenv("TIDEMARK_CONFORMANCE_SERIAL") == "" {
+				t.Parallel()
+			}
+			lanes[tg.lane].Lock()
+			defer lanes[tg.lane].Unlock()
 			if err := buildErr[tg.plugin]; err != nil {
 				t.Fatal(err)
 			}
