@@ -248,6 +248,11 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	_ = nc.SetDeadline(deadline)
 	if err := cn.handshake(ctx); err != nil {
 		nc.Close()
+		if !time.Now().Before(deadline) && ctx.Err() == nil {
+			// The socket deadline cut the handshake: say so, and which
+			// setting bounds it, instead of "connection lost".
+			return nil, fmt.Errorf("jdbcbridge: the bridge at %s did not open the connection within dialTimeout (%v): %w", c.cfg.Addr, c.cfg.DialTimeout, err)
+		}
 		return nil, err
 	}
 	_ = nc.SetDeadline(time.Time{})

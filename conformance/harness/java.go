@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tidemarkdb/tidemark/jdbcbridge"
 )
@@ -104,7 +105,10 @@ func openJava(ctx context.Context, engine string) (*Database, error) {
 		return nil, err
 	}
 	url, user, versionQuery := javaURL(engine, newDBName())
-	dsn := srv.DSN(url, user, "")
+	// 60 s, not the driver's 10 s: on 2 cores at load 27 (CI's packages
+	// side by side) a bridge once took longer than 10 s to open a session,
+	// which failed every test of the engine.
+	dsn := (&jdbcbridge.Config{Addr: srv.Addr, URL: url, User: user, Token: srv.Token, DialTimeout: time.Minute}).FormatDSN()
 	db, err := sql.Open("jdbcbridge", dsn)
 	if err != nil {
 		return nil, err
