@@ -265,12 +265,26 @@ func leaseFailover(ctx context.Context, tg target, fresh func() (*bench, string,
 		"lease %s, rebalance %s, heartbeat %s; expected ≤ lease + rebalance = %s)\n",
 		leaseInstances, leasePartitions, took[len(took)/2].Seconds(), took[len(took)-1].Seconds(), len(took),
 		*flagLeaseLength, *flagLeaseRebal, *flagLeaseBeat, *flagLeaseLength+*flagLeaseRebal)
-	// TODO(issue 11, after the leases-runner integration): the scaling
-	// cell — throughput of one consumer over 16 partitions with 1, 2 and 3
-	// instances running consumer.Runner with leases (PostgreSQL, MariaDB),
-	// as a ratio to 1 instance. It needs the runner to Join a coordinator
-	// and read only its owned partitions, which this branch does not have.
+	leaseScaling(tg)
 	return nil
+}
+
+// leaseScaling is the skeleton of issue 11's scaling cell.
+//
+// TODO(issue 11, after the leases-runner integration): throughput of one
+// consumer over 16 partitions with 1, 2 and 3 instances (PostgreSQL and
+// MariaDB), as a ratio to 1 instance. Each instance a lease process as
+// above that also runs a consumer.Runner joined to its coordinator (reading
+// only its owned partitions, fencing each apply); the parent appends
+// *flagConsumerTput events with appendAll once every instance holds its
+// share, and times first append → every position applied (each worker
+// reports its applied positions; count distinct ones, as applied does).
+// It needs the runner to take a lease.Member, which this branch does not
+// have, so it only says so.
+func leaseScaling(tg target) {
+	if tg.dialect == "postgres" || tg.dialect == "mariadb" {
+		fmt.Printf("   leases  scaling 1/2/3 instances × %d partitions: not measured yet (needs the consumer runner's lease integration)\n", leasePartitions)
+	}
 }
 
 // pickVictim is the kill-th process in id order: kills rotate over the
