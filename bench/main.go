@@ -60,6 +60,9 @@ var (
 )
 
 func main() {
+	if maybeLeaseWorker() { // a re-executed lease process of the failover cell
+		return
+	}
 	flag.Parse()
 	if *flagProfile != "" {
 		f, err := os.Create(*flagProfile)
@@ -116,6 +119,9 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 	fresh := func() (*bench, error) {
 		b, _, err := freshDSN()
 		return b, err
+	}
+	if *flagLeasesOnly {
+		return leaseFailover(ctx, tg, freshDSN)
 	}
 	if *flagConsumersOnly {
 		return runConsumerCells(ctx, prov, tg, freshDSN)
@@ -185,7 +191,12 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 	}
 	b.close()
 	if *flagConsumers {
-		return runConsumerCells(ctx, prov, tg, freshDSN)
+		if err := runConsumerCells(ctx, prov, tg, freshDSN); err != nil {
+			return err
+		}
+	}
+	if *flagLeases {
+		return leaseFailover(ctx, tg, freshDSN)
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ func leaseTests() []Test {
 		{"lease/takeover_after_kill", testLeaseTakeoverAfterKill},
 		{"lease/paused_owner_fenced", testLeasePausedOwnerFenced},
 		{"lease/clock_skew", testLeaseClockSkew},
+		{"lease/operator_status", testLeaseOperatorStatus},
 	}
 }
 

@@ -104,7 +104,7 @@ func consumersListCmd() *cobra.Command {
 }
 
 func consumersStatusCmd() *cobra.Command {
-	return operatorCmd("status <type>/<name>", "Show a consumer's state, checkpoints, marks, lag and undelivered counts", cobra.ExactArgs(1),
+	return operatorCmd("status <type>/<name>", "Show a consumer's state, checkpoints, marks, lag, undelivered counts and lease ownership", cobra.ExactArgs(1),
 		func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
 			ref, err := consumer.ParseRef(args[0])
 			if err != nil {

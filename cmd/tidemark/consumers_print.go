@@ -72,7 +72,62 @@ func printStatus(out io.Writer, st consumer.ConsumerStatus) error {
 	for _, p := range st.Partitions {
 		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\n", p.Source, p.Partition, optText(p.Checkpoint), optText(p.Mark), p.Lag, optText(p.IncompleteThrough))
 	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	return printOwnership(out, st.Leases)
+}
+
+// printOwnership prints the "ownership" table of a consumer's partition
+// leases: one row per instance (state on the database clock, last
+// heartbeat, expiry, partitions as partition@generation), then the free
+// partitions; "not leased" for a consumer without lease rows.
+func printOwnership(out io.Writer, v *consumer.LeaseView) error {
+	if v == nil || !v.Leased {
+		_, err := fmt.Fprintln(out, "ownership: not leased")
+		return err
+	}
+	fmt.Fprintln(out, "ownership:")
+	w := tabular(out)
+	fmt.Fprintln(w, "INSTANCE\tHOST\tSTATE\tMEMBER\tLAST_HEARTBEAT\tEXPIRES_AT\tPARTITIONS@GENERATION")
+	for _, in := range v.Instances {
+		member := "no"
+		if in.Member {
+			member = "yes"
+		}
+		host := in.Host
+		if host == "" {
+			host = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", in.ID, host, in.State, member, optTimeText(in.LastHeartbeat),
+			optTimeText(in.ExpiresAt), leasedText(in.Partitions))
+	}
+	if len(v.Free) > 0 {
+		fmt.Fprintf(w, "(free)\t-\t-\t-\t-\t-\t%s\n", leasedText(v.Free))
+	}
 	return w.Flush()
+}
+
+// leasedText is "0@1 3@2" (partition@generation), "-" for none.
+func leasedText(ps []consumer.LeasedPartition) string {
+	if len(ps) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = fmt.Sprintf("%d@%d", p.Partition, p.Generation)
+	}
+	return strings.Join(parts, " ")
+}
+
+// optTimeText shows a database-clock time to the millisecond (heartbeats
+// are a second apart by default), "-" for none.
+func optTimeText(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
 
 func printDeadLetters(out io.Writer, dls []consumer.UndeliveredView) error {

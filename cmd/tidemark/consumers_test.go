@@ -5,7 +5,10 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
+	"io"
+	"log/slog"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,6 +22,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/core/lease"
 )
 
 // TestConsumersCommands runs `tidemark consumers …` (the command tree, in
@@ -41,6 +45,7 @@ func TestConsumersCommands(t *testing.T) {
 // published, one checkpoint at 1, and two dead letters of key "acct/2".
 type cliFixture struct {
 	args   []string // --dialect, --dsn, --driver
+	e      *engine.Engine
 	id     string
 	mark   int64
 	dlHead string
@@ -90,7 +95,7 @@ func newCLIFixture(t *testing.T, prov *harness.Provider, eng string) cliFixture 
 	if _, err := reg.Advance(ctx, nil, c.ID, engine.EventStoreTopic, 0, 1, 0); err != nil {
 		t.Fatal(err)
 	}
-	f := cliFixture{args: args, id: c.ID, mark: mark}
+	f := cliFixture{args: args, e: e, id: c.ID, mark: mark}
 	for i, st := range []consumer.DeliveryStatus{consumer.StatusDeadLetterKey, consumer.StatusDeadLetterKey} {
 		id := uuid.NewString()
 		if i == 0 {
@@ -122,6 +127,7 @@ func consumersOn(t *testing.T, prov *harness.Provider, eng string) {
 		return out
 	}
 	consumerReads(t, f, cli)
+	consumerLeases(t, f, cli)
 	consumerWrites(t, f, cli)
 }
 
@@ -169,6 +175,73 @@ func consumerReads(t *testing.T, f cliFixture, cli func(...string) string) {
 		t.Fatalf("dead-letters --json: %+v", dls)
 	}
 
+}
+
+// consumerLeases checks the ownership table and JSON of status: not leased
+// without lease rows; then one live instance holding half the partitions at
+// generation 1 and the other half free (a second instance stopped).
+func consumerLeases(t *testing.T, f cliFixture, cli func(...string) string) {
+	ctx := context.Background()
+	if out := cli("status", cliRef); !regexp.MustCompile(`(?m)^ownership: not leased$`).MatchString(out) {
+		t.Errorf("status without lease rows:\n%s", out)
+	}
+	var st consumer.ConsumerStatus
+	decodeJSON(t, cli("status", cliRef, "--json"), &st)
+	if st.Leases == nil || st.Leases.Leased {
+		t.Errorf("status --json without lease rows: leases %+v, want leased false", st.Leases)
+	}
+	ref := consumer.Ref{Type: "projection", Name: "account-summary"}
+	var cos [2]*lease.Coordinator
+	var members [2]*lease.Member
+	for i := range cos {
+		// A lease of a minute: nothing heartbeats while the CLI runs, and each
+		// command starts its plugin and engine (seconds on a loaded machine).
+		co, err := lease.New(f.e, lease.Options{HostName: "cli-host-" + strconv.Itoa(i), LeaseDuration: time.Minute,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = co.Stop(context.Background()) })
+		if members[i], err = co.Join(ctx, lease.ConsumerOptions{Type: ref.Type, Name: ref.Name, Partitions: 16}); err != nil {
+			t.Fatal(err)
+		}
+		cos[i] = co
+	}
+	for _, co := range cos {
+		if err := co.Rebalance(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cos[1].Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	owned := members[0].Owned()
+	var held, free []string
+	for p := range 16 {
+		if g, ok := owned[p]; ok {
+			held = append(held, fmt.Sprintf("%d@%d", p, g))
+		} else {
+			free = append(free, fmt.Sprintf("%d@1", p))
+		}
+	}
+	out := cli("status", cliRef)
+	if len(held) != 8 ||
+		!regexp.MustCompile(`(?m)^INSTANCE\s+HOST\s+STATE\s+MEMBER\s+LAST_HEARTBEAT\s+EXPIRES_AT\s+PARTITIONS@GENERATION$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^`+cos[0].InstanceID()+`\s+cli-host-0\s+live\s+yes\s+\S+Z\s+\S+Z\s+`+strings.Join(held, " ")+`$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^\(free\)\s+-\s+-\s+-\s+-\s+-\s+`+strings.Join(free, " ")+`$`).MatchString(out) {
+		t.Errorf("ownership table (instance %s holds %v):\n%s", cos[0].InstanceID(), held, out)
+	}
+	decodeJSON(t, cli("status", cliRef, "--json"), &st)
+	if v := st.Leases; v == nil || !v.Leased || len(v.Instances) != 1 || v.Instances[0].ID != cos[0].InstanceID() ||
+		v.Instances[0].State != consumer.InstanceLive || len(v.Instances[0].Partitions) != 8 || len(v.Free) != 8 || v.Instances[0].LastHeartbeat == nil {
+		t.Errorf("status --json leases: %+v", st.Leases)
+	}
+	if err := cos[0].Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.DeleteConsumer(ctx, f.e, f.e.DB, ref.Type, ref.Name); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // consumerWrites checks what each operation prints and the typed errors.

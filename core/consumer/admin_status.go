@@ -30,6 +30,10 @@ type ConsumerStatus struct {
 	// Undelivered counts its undelivered rows by status (statuses without
 	// rows are absent).
 	Undelivered map[DeliveryStatus]int64 `json:"undelivered"`
+	// Leases are its partition leases: which instance owns which partition
+	// under which generation. Status fills it (Leased false for a consumer
+	// run without leases); List leaves it nil.
+	Leases *LeaseView `json:"leases,omitempty"`
 }
 
 // Ref is the consumer's (type, name).
@@ -149,14 +153,23 @@ func (o *Operator) List(ctx context.Context) ([]ConsumerStatus, error) {
 	return out, nil
 }
 
-// Status returns one consumer's state, checkpoints with lag, and
-// undelivered counts.
+// Status returns one consumer's state, checkpoints with lag, undelivered
+// counts and partition leases.
 func (o *Operator) Status(ctx context.Context, ref Ref) (ConsumerStatus, error) {
 	c, err := o.resolve(ctx, ref)
 	if err != nil {
 		return ConsumerStatus{}, err
 	}
-	return o.status(ctx, c, map[string]*int64{})
+	s, err := o.status(ctx, c, map[string]*int64{})
+	if err != nil {
+		return s, err
+	}
+	l, err := o.leases(ctx, Ref{Type: c.Type, Name: c.Name})
+	if err != nil {
+		return s, err
+	}
+	s.Leases = &l
+	return s, nil
 }
 
 type adminCheckpointRow struct {

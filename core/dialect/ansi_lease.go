@@ -24,8 +24,9 @@ func PartitionLeaseStatements(now, expiry string) map[StatementID]string {
 	const key = ` WHERE consumer_type = #{consumer_type} AND consumer_name = #{consumer_name} AND partition_no = #{partition_no}`
 	const consumer = ` WHERE consumer_type = #{consumer_type} AND consumer_name = #{consumer_name}`
 	liveOwner := `EXISTS (SELECT 1 FROM ${partition_instances_table} WHERE ${partition_instances_table}.instance_id = ${partition_ownership_table}.instance_id AND ${partition_instances_table}.expires_at >= ` + now + `)`
+	st := leaseStatusStatementsWith(now) // the operator view (statements_lease_status.go)
 	liveMember := `EXISTS (SELECT 1 FROM ${partition_instances_table} WHERE ${partition_instances_table}.instance_id = ${partition_members_table}.instance_id AND ${partition_instances_table}.expires_at >= ` + now + `)`
-	return map[StatementID]string{
+	for id, text := range map[StatementID]string{
 		LeaseInstanceInsert: `INSERT INTO ${partition_instances_table} (instance_id, host_name, started_at, last_heartbeat, expires_at) ` +
 			`VALUES (#{instance_id}, #{host_name}, ` + now + `, ` + now + `, ` + expiry + `)`,
 		LeaseHeartbeat: `UPDATE ${partition_instances_table} SET last_heartbeat = ` + now + `, expires_at = ` + expiry +
@@ -53,5 +54,8 @@ func PartitionLeaseStatements(now, expiry string) map[StatementID]string {
 		LeaseDeleteConsumer:        `DELETE FROM ${partition_ownership_table}` + consumer,
 		LeaseDeleteConsumerMembers: `DELETE FROM ${partition_members_table}` + consumer,
 		LeaseFence:                 `SELECT instance_id, generation FROM ${partition_ownership_table}` + key + ` FOR UPDATE`,
+	} {
+		st[id] = text
 	}
+	return st
 }

@@ -10,5 +10,6 @@ func init() {
 		"lease/takeover_after_kill",
 		"lease/paused_owner_fenced",
 		"lease/clock_skew",
+		"lease/operator_status",
 	)
 }
