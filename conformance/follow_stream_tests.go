@@ -16,7 +16,18 @@ func followStreamTests() []Test {
 	return []Test{
 		{"eventstore/follow_streams_rows", func(t T, env *Env) { followStream(t, env, false) }},
 		{"eventstore/follow_buffered", func(t T, env *Env) { followStream(t, env, true) }},
+		// hwm/interleaved_* with one event table, where Follow streams.
+		{"hwm/interleaved_commits_tail_reader_streamed", func(t T, env *Env) { interleavedOn(t, env, false, oneEventTable(env)) }},
+		{"hwm/interleaved_autocommit_tail_reader_streamed", func(t T, env *Env) { interleavedOn(t, env, true, oneEventTable(env)) }},
 	}
+}
+
+// oneEventTable is the default configuration without the aggregates of
+// their own tables: one event table, so Follow streams its pages.
+func oneEventTable(env *Env) engine.Config {
+	cfg := defaultConfig(env)
+	cfg.Names.Aggregates = nil
+	return cfg
 }
 
 // followStream appends a page of events and follows them through a
@@ -30,9 +41,8 @@ func followStreamTests() []Test {
 func followStream(t T, env *Env, buffered bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := defaultConfig(env)
-	cfg.Names.Aggregates = nil // one event table: the page streams
-	openEngine(t, env, cfg)    // the schema, created uncounted
+	cfg := oneEventTable(env)
+	openEngine(t, env, cfg) // the schema, created uncounted
 	counts := sqlcount.Counts{CountRows: true}
 	db, err := sqlcount.Open(env.Driver, env.DSN, &counts)
 	if err != nil {
