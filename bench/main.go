@@ -57,6 +57,7 @@ var (
 	flagPoll     = flag.Duration("poll", 100*time.Millisecond, "high-water-mark poll interval for the tail latency")
 	flagProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run")
 	flagStmts    = flag.Bool("stmts-only", false, "measure only the statements per append")
+	flagCPU      = flag.Bool("cpu-only", false, "measure only the statements per append and Follow's client cost per event")
 )
 
 func main() {
@@ -126,12 +127,23 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 	if *flagConsumersOnly {
 		return runConsumerCells(ctx, prov, tg, freshDSN)
 	}
-	if *flagStmts {
+	if *flagStmts || *flagCPU {
 		db, err := prov.Open(ctx, tg.engine, tg.driver)
 		if err != nil {
 			return err
 		}
-		return statementsPerAppend(ctx, loaded.Catalogue, tg.driver, db.DSN)
+		if err := statementsPerAppend(ctx, loaded.Catalogue, tg.driver, db.DSN); err != nil || *flagStmts {
+			return err
+		}
+		b, err := fresh()
+		if err != nil {
+			return err
+		}
+		defer b.close()
+		if err := b.load(ctx, min(*flagReadRows, 20000)); err != nil {
+			return err
+		}
+		return b.followCPU(ctx)
 	}
 	for _, batch := range []int{1, 100} {
 		for _, writers := range []int{1, 4, 16} {
@@ -169,6 +181,9 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 		readRows = 10000 // in-memory CLOBs: keep the JVM heap out of the measurement
 	}
 	if err := b.readComparison(ctx, readRows); err != nil {
+		return err
+	}
+	if err := b.followCPU(ctx); err != nil {
 		return err
 	}
 	if err := b.snapshotCost(ctx, readRows); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -26,7 +27,7 @@ func (c *cycleCounter) Failed(string, error)         { c.failed.Add(1) }
 // application runs it. It prints statements (Exec and Query) and the same
 // with BEGIN/COMMIT/ROLLBACK counted.
 func statementsPerAppend(ctx context.Context, cat dialect.Catalogue, driver, dsn string) error {
-	var counts sqlcount.Counts
+	counts := sqlcount.Counts{ByText: true}
 	db, err := sqlcount.Open(driver, dsn, &counts)
 	if err != nil {
 		return err
@@ -59,6 +60,7 @@ func statementsPerAppend(ctx context.Context, cat dialect.Catalogue, driver, dsn
 		}
 	}
 	s0, t0, c0 := counts.Statements.Load(), counts.Tx.Load(), cc.cycles.Load()
+	counts.ResetTexts()
 	n := 0
 	deadline := time.Now().Add(2 * *flagCell)
 	for time.Now().Before(deadline) {
@@ -70,5 +72,17 @@ func statementsPerAppend(ctx context.Context, cat dialect.Catalogue, driver, dsn
 	s, tx, cyc := counts.Statements.Load()-s0, counts.Tx.Load()-t0, cc.cycles.Load()-c0
 	fmt.Printf("   stmts   per 1-event append, 1 writer, advancer running: %.2f statements (%.2f with BEGIN/COMMIT/ROLLBACK); %d appends, %d advancer cycles (%.1f appends per cycle)\n",
 		float64(s)/float64(n), float64(s+tx)/float64(n), n, cyc, float64(n)/float64(max(cyc, 1)))
+	for _, t := range counts.Texts() {
+		fmt.Printf("           %5.2f  %s\n", float64(t.Count)/float64(n), shortSQL(t.SQL))
+	}
 	return nil
+}
+
+// shortSQL is q on one line, cut at 110 characters.
+func shortSQL(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	if len(q) > 110 {
+		q = q[:107] + "..."
+	}
+	return q
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 )
@@ -46,8 +47,13 @@ func testInterleavedAutocommit(t T, env *Env) {
 // every committed event once, in global order, and no rolled-back one.
 // viaAppend makes the writers use Append instead of AppendTx in a
 // transaction held open (and sometimes rolled back) by the test.
-func interleaved(t T, env *Env, viaAppend bool) {
-	s, e := openStore(t, env)
+func interleaved(t T, env *Env, viaAppend bool) { interleavedOn(t, env, viaAppend, defaultConfig(env)) }
+
+// interleavedOn is interleaved on an engine opened with cfg (with one event
+// table, Follow streams its pages: followStreamTests).
+func interleavedOn(t T, env *Env, viaAppend bool, cfg engine.Config) {
+	e := openEngine(t, env, cfg)
+	s := eventstore.New(e, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	adv := hwm.New(e, hwm.Options{PollInterval: 10 * time.Millisecond})

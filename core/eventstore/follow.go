@@ -22,12 +22,21 @@ type FollowOptions struct {
 	// is one round trip, and at 1000 rows the round trips cost PostgreSQL a
 	// quarter of its read rate; see docs/performance.md).
 	PageSize int
+	// Buffered reads each page whole before fn sees its first event, so no
+	// connection is held while fn runs. By default (false) fn is called row
+	// by row as the page is read (less memory and GC, see docs/performance.md),
+	// on the connection of the page's read transaction: a handler that uses
+	// the database then needs another connection of the pool. With a pool of
+	// one connection (SetMaxOpenConns(1)) Follow buffers on its own; set
+	// Buffered when the pool is small and several handlers use it.
+	Buffered bool
 }
 
 // Follow calls fn for every event after position after, in global order,
 // exactly once each, as the high-water mark passes it: never an event whose
 // transaction may still commit before an earlier one. It returns when ctx
-// ends (with ctx.Err()) or fn returns an error.
+// ends (with ctx.Err()) or fn returns an error (returned as it is). An
+// error reading a page may come after fn saw some of its events.
 func (s *Store) Follow(ctx context.Context, after int64, opts FollowOptions, fn func(Recorded) error) error {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 100 * time.Millisecond
@@ -46,18 +55,19 @@ func (s *Store) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 		// read-only transaction on one server; a short page means nothing
 		// else is committed up to that mark there. A mark below after (a
 		// server further behind than the last) reads nothing and waits.
+		streamed := s.streams(opts)
 		for {
-			page, mark, err := s.readPage(ctx, -1, after, opts.PageSize)
-			if err != nil {
-				return err
-			}
-			for _, r := range page {
+			n, mark, err := s.followPage(ctx, after, opts.PageSize, streamed, func(r Recorded) error {
 				if err := fn(r); err != nil {
 					return err
 				}
 				after = r.GlobalPosition
+				return nil
+			})
+			if err != nil {
+				return err
 			}
-			if len(page) < opts.PageSize {
+			if n < opts.PageSize {
 				after = max(after, mark)
 				break
 			}

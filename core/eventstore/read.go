@@ -155,20 +155,28 @@ func scanEvents(rows *sql.Rows) ([]Recorded, error) {
 	defer rows.Close()
 	var out []Recorded
 	for rows.Next() {
-		var r Recorded
-		var id anyText
-		var at anyTime
-		var part int64
-		// Payload and metadata scan straight into []byte (one copy; a NULL
-		// metadata stays nil).
-		if err := rows.Scan(&id, &r.AggregateID, &r.AggregateType, &r.SequenceNo, &r.Type, &r.Revision,
-			&r.Payload, &r.Metadata, &at, &part, &r.GlobalPosition); err != nil {
+		r, err := scanEvent(rows)
+		if err != nil {
 			return nil, err
 		}
-		r.ID, r.OccurredAt, r.PartitionKey = string(id), time.Time(at), int(part)
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// scanEvent scans the row rows is on. Payload and metadata scan straight
+// into []byte (one copy; a NULL metadata stays nil).
+func scanEvent(rows *sql.Rows) (Recorded, error) {
+	var r Recorded
+	var id anyText
+	var at anyTime
+	var part int64
+	if err := rows.Scan(&id, &r.AggregateID, &r.AggregateType, &r.SequenceNo, &r.Type, &r.Revision,
+		&r.Payload, &r.Metadata, &at, &part, &r.GlobalPosition); err != nil {
+		return r, err
+	}
+	r.ID, r.OccurredAt, r.PartitionKey = string(id), time.Time(at), int(part)
+	return r, nil
 }
 
 // The driver-value scanners are the engine's (one set for every area).

@@ -1,12 +1,13 @@
 package eventstore
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/tidemarkdb/tidemark/internal/jsonvalid"
 )
 
 // checkStreams checks every key and event of an append, so bad input is
@@ -64,7 +65,27 @@ func checkKey(field, v string, allowEmpty bool) error {
 	return nil
 }
 
+// checkEvent checks one event. A valid event costs the checks alone: the
+// field names of the errors are built only for an event that fails
+// (fmt.Sprintf and the concatenations were 4 allocations per event;
+// BenchmarkCheckEvents: 0 now).
 func checkEvent(i int, ev Event) error {
+	if keyOK(ev.Type) && utf8.Valid(ev.Payload) && utf8.Valid(ev.Metadata) &&
+		jsonvalid.Valid(ev.Payload) && (ev.Metadata == nil || jsonvalid.Valid(ev.Metadata)) {
+		return nil
+	}
+	return eventError(i, ev)
+}
+
+// keyOK is checkKey's verdict on a non-empty key, without the error.
+func keyOK(v string) bool {
+	return v != "" && utf8.ValidString(v) && strings.IndexByte(v, 0) < 0 &&
+		(len(v) <= MaxKeyLength || utf8.RuneCountInString(v) <= MaxKeyLength)
+}
+
+// eventError is the error of an event checkEvent refused, naming the first
+// failing field.
+func eventError(i int, ev Event) error {
 	field := fmt.Sprintf("event %d", i)
 	if err := checkKey(field+" type", ev.Type, false); err != nil {
 		return err
@@ -75,10 +96,13 @@ func checkEvent(i int, ev Event) error {
 	if err := checkUTF8(field+" metadata", ev.Metadata); err != nil {
 		return err
 	}
-	if !json.Valid(ev.Payload) {
+	// jsonvalid accepts exactly what encoding/json.Valid accepts, 5-7
+	// times cheaper (BenchmarkCheckEvents; with encoding/json the check was
+	// 6 % of an append's client CPU at 1 event, 23 % at 100: issue 12).
+	if !jsonvalid.Valid(ev.Payload) {
 		return &InvalidEventError{Field: field + " payload", Reason: "is not a JSON document"}
 	}
-	if ev.Metadata != nil && !json.Valid(ev.Metadata) {
+	if ev.Metadata != nil && !jsonvalid.Valid(ev.Metadata) {
 		return &InvalidEventError{Field: field + " metadata", Reason: "is not a JSON document"}
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"sort"
+	"sync"
 	"sync/atomic"
 )
 
@@ -18,6 +20,72 @@ import (
 type Counts struct {
 	Statements atomic.Int64 // Exec and Query calls
 	Tx         atomic.Int64 // BEGIN, COMMIT, ROLLBACK
+	// ByText, when set to true before Open, also counts every statement by
+	// its SQL text (and BEGIN/COMMIT/ROLLBACK under those words), so a
+	// caller can see where the statements go (Texts).
+	ByText bool
+	// Rows counts the rows the driver delivered (every driver-level Next
+	// that returned a row) while CountRows, set before Open, is true: a
+	// test can tell how far a result set was read when its first row was
+	// used.
+	Rows      atomic.Int64
+	CountRows bool
+
+	mu    sync.Mutex
+	texts map[string]int64
+}
+
+// Text is one statement's SQL and how often it was sent.
+type Text struct {
+	SQL   string
+	Count int64
+}
+
+// Texts returns the statements counted by text (ByText), most frequent
+// first.
+func (c *Counts) Texts() []Text {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Text, 0, len(c.texts))
+	for q, n := range c.texts {
+		out = append(out, Text{q, n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].SQL < out[j].SQL
+	})
+	return out
+}
+
+// ResetTexts forgets the counts by text (the totals keep counting).
+func (c *Counts) ResetTexts() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.texts = nil
+}
+
+func (c *Counts) stmt(q string) {
+	c.Statements.Add(1)
+	c.text(q)
+}
+
+func (c *Counts) tx(word string) {
+	c.Tx.Add(1)
+	c.text(word)
+}
+
+func (c *Counts) text(q string) {
+	if !c.ByText {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.texts == nil {
+		c.texts = map[string]int64{}
+	}
+	c.texts[q]++
 }
 
 // Total is statements plus transaction control.
@@ -82,7 +150,7 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error
 	if err != nil {
 		return nil, err
 	}
-	return &stmt{st, c.c}, nil
+	return &stmt{st, c.c, q}, nil
 }
 
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
@@ -96,7 +164,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if err != nil {
 		return nil, err
 	}
-	c.c.Tx.Add(1)
+	c.c.tx("BEGIN")
 	return &txn{tx, c.c}, nil
 }
 
@@ -107,7 +175,7 @@ func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedVal
 	}
 	r, err := e.ExecContext(ctx, q, args)
 	if !errors.Is(err, driver.ErrSkip) {
-		c.c.Statements.Add(1)
+		c.c.stmt(q)
 	}
 	return r, err
 }
@@ -119,9 +187,9 @@ func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedVa
 	}
 	r, err := e.QueryContext(ctx, q, args)
 	if !errors.Is(err, driver.ErrSkip) {
-		c.c.Statements.Add(1)
+		c.c.stmt(q)
 	}
-	return r, err
+	return c.c.rows(r), err
 }
 
 func (c *conn) Ping(ctx context.Context) error {
@@ -155,10 +223,11 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 type stmt struct {
 	driver.Stmt
 	c *Counts
+	q string
 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	s.c.Statements.Add(1)
+	s.c.stmt(s.q)
 	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
 		return e.ExecContext(ctx, args)
 	}
@@ -170,15 +239,17 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	s.c.Statements.Add(1)
+	s.c.stmt(s.q)
 	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
-		return q.QueryContext(ctx, args)
+		r, err := q.QueryContext(ctx, args)
+		return s.c.rows(r), err
 	}
 	vals, err := values(args)
 	if err != nil {
 		return nil, err
 	}
-	return s.Stmt.Query(vals) //nolint:staticcheck // the driver has nothing else
+	r, err := s.Stmt.Query(vals) //nolint:staticcheck // the driver has nothing else
+	return s.c.rows(r), err
 }
 
 func (s *stmt) CheckNamedValue(nv *driver.NamedValue) error {
@@ -204,5 +275,5 @@ type txn struct {
 	c *Counts
 }
 
-func (t *txn) Commit() error   { t.c.Tx.Add(1); return t.Tx.Commit() }
-func (t *txn) Rollback() error { t.c.Tx.Add(1); return t.Tx.Rollback() }
+func (t *txn) Commit() error   { t.c.tx("COMMIT"); return t.Tx.Commit() }
+func (t *txn) Rollback() error { t.c.tx("ROLLBACK"); return t.Tx.Rollback() }
