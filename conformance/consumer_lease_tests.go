@@ -197,6 +197,10 @@ func testConsumerLeasesPausedApply(t T, env *Env) {
 	positions := appendSpread(t, s, e, keys, 24)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
+	// The second instance opens its engine first (schema DDL waits for open
+	// transactions on some engines); it joins the consumer on "go".
+	taker := startLive(ctx, t, leasedJob(env, defaultConfig(env), leasedArgs{Consumer: "paused", JoinOnGo: true}))
+	takerID := strings.TrimPrefix(taker.expect(ctx, t, "joined "), "joined ")
 	paused := startLive(ctx, t, leasedJob(env, defaultConfig(env), leasedArgs{Consumer: "paused", PauseKey: "pause-me"}))
 	pausedID := strings.TrimPrefix(paused.expect(ctx, t, "joined "), "joined ")
 	paused.send(t, "go")
@@ -209,8 +213,6 @@ func testConsumerLeasesPausedApply(t T, env *Env) {
 		t.Fatalf("the paused apply is of position %d under generation %d, want %d under a lease", inApply, gen, pos)
 	}
 	paused.signal(t, syscall.SIGSTOP)
-	taker := startLive(ctx, t, leasedJob(env, defaultConfig(env), leasedArgs{Consumer: "paused"}))
-	takerID := strings.TrimPrefix(taker.expect(ctx, t, "joined "), "joined ")
 	taker.send(t, "go")
 	waitRows(ctx, t, e, "the second instance applied the paused position", func() bool {
 		rows, err := readLeaseApplied(ctx, env.DB)

@@ -39,6 +39,12 @@ type leasedArgs struct {
 	// PauseKey: the first apply of this aggregate id prints "in-apply
 	// <position> <generation>" after its insert and waits for "release".
 	PauseKey string `json:"pause_key"`
+	// JoinOnGo: the runner is created (the consumer joins the coordinator)
+	// only on "go"; "joined" is printed once the engine is open. An
+	// instance started while another holds a transaction open has opened
+	// its engine (whose schema DDL waits for open transactions on some
+	// engines, HSQLDB) before that.
+	JoinOnGo bool `json:"join_on_go"`
 }
 
 // leasedResult is what a leased worker reports.
@@ -95,12 +101,17 @@ func runLeasedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 		return nil, err
 	}
 	release := make(chan struct{})
-	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: "projection", Name: args.Consumer,
-		Transactional: true, PageSize: 16, Logger: logger, Leases: co,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: eventstore.New(e, nil)}},
-		Handler: leasedHandler(db, e, co.InstanceID(), args, release)})
-	if err != nil {
-		return nil, err
+	newRunner := func() (*consumer.Runner, error) {
+		return consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: "projection", Name: args.Consumer,
+			Transactional: true, PageSize: 16, Logger: logger, Leases: co,
+			Sources: []consumer.Source{consumer.EventStoreSource{Store: eventstore.New(e, nil)}},
+			Handler: leasedHandler(db, e, co.InstanceID(), args, release)})
+	}
+	var r *consumer.Runner
+	if !args.JoinOnGo {
+		if r, err = newRunner(); err != nil {
+			return nil, err
+		}
 	}
 	coCtx, stopCo := context.WithCancel(ctx)
 	coDone := make(chan error, 1)
@@ -117,6 +128,11 @@ func runLeasedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 	}()
 	if l := <-lines; l != "go" {
 		return nil, fmt.Errorf("want go, read %q", l)
+	}
+	if r == nil {
+		if r, err = newRunner(); err != nil {
+			return nil, err
+		}
 	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	runDone := make(chan error, 1)
