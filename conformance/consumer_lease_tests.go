@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -324,5 +325,54 @@ func testConsumerLeasesUnsubscribe(t T, env *Env) {
 	}
 	if n := leases("staying"); n != e.Partitions {
 		t.Errorf("the other consumer's leases: %d rows, want %d", n, e.Partitions)
+	}
+}
+
+// testConsumerLeasesNonTransactional: a non-transactional runner with
+// leases applies nothing while its instance holds no partition, then,
+// once the coordinator claimed them, every message with the generation of
+// its partition's lease (the handler's fencing token) and saves the
+// checkpoints.
+func testConsumerLeasesNonTransactional(t T, env *Env) {
+	s, e := openStore(t, env)
+	ctx := context.Background()
+	var keys []string
+	for i := range 8 {
+		keys = append(keys, fmt.Sprintf("n-%d", i))
+	}
+	positions := appendSpread(t, s, e, keys, 16)
+	co, err := lease.New(e, lease.Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer co.Stop(ctx)
+	var mu sync.Mutex
+	got := map[int64]consumer.Message{}
+	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: "projection", Name: "plain", Leases: co,
+		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, Logger: quietLogger(),
+		Handler: func(_ context.Context, _ *sql.Tx, m consumer.Message) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got[m.Position] = m
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.Poll(ctx); err != nil || n != 0 {
+		t.Fatalf("a poll holding no lease applied %d messages (%v), want none", n, err)
+	}
+	if err := co.Rebalance(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, r, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == len(positions) })
+	st, err := lease.Status(ctx, e, "projection", "plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got {
+		if m.Partition >= len(st) || m.Generation != st[m.Partition].Generation || m.Generation < 1 {
+			t.Errorf("position %d of partition %d applied under generation %d; the lease: %+v", m.Position, m.Partition, m.Generation, st)
+		}
 	}
 }

@@ -27,6 +27,7 @@ func consumerTests() []Test {
 		{"consumer/leases_spread_kill9_three_processes", testConsumerLeasesSpreadKill},
 		{"consumer/leases_paused_apply_fenced", testConsumerLeasesPausedApply},
 		{"consumer/leases_unsubscribe_deletes_rows", testConsumerLeasesUnsubscribe},
+		{"consumer/leases_non_transactional_generation", testConsumerLeasesNonTransactional},
 	}
 }
 
