@@ -24,6 +24,10 @@ func consumerTests() []Test {
 		{"consumer/run_woken_by_mark_graceful_stop", testConsumerRunWokenGracefulStop},
 		{"consumer/torture_kill9_three_processes", testConsumerTorture},
 		{"consumer/torture_one_consumer_three_processes_kill9", testConsumerSharedTorture},
+		{"consumer/leases_spread_kill9_three_processes", testConsumerLeasesSpreadKill},
+		{"consumer/leases_paused_apply_fenced", testConsumerLeasesPausedApply},
+		{"consumer/leases_unsubscribe_deletes_rows", testConsumerLeasesUnsubscribe},
+		{"consumer/leases_non_transactional_generation", testConsumerLeasesNonTransactional},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/lease"
 )
 
 // NotHaltedError is a resume past the poison message of a consumer that
@@ -217,7 +218,8 @@ func (o *Operator) Skip(ctx context.Context, ref Ref, s Skip) (Changes, error) {
 // one transaction: the source's skips, its undelivered rows, its
 // checkpoints (incomplete-history marks with them), then the CONSUMERS
 // row when no checkpoint is left, which leaves the consumer running and
-// never rebuilt should it subscribe again.
+// never rebuilt should it subscribe again, and with it the consumer's
+// partition leases and memberships.
 func (o *Operator) Unsubscribe(ctx context.Context, ref Ref, source string) (Changes, error) {
 	if err := checkName("source name", source, MaxSourceLength, o.r.e.Cat.KeysIgnoreTrailingSpaces, o.r.e.Cat.Identity.Name); err != nil {
 		return Changes{}, err
@@ -250,7 +252,12 @@ func (o *Operator) Unsubscribe(ctx context.Context, ref Ref, source string) (Cha
 		}
 		gone, err := rowsChanged(e.Exec(ctx, q, dialect.AdminConsumerDeleteUnreferenced, nil, map[string]any{"id": c.ID}))
 		ch.ConsumerDeleted = gone > 0
-		return err
+		if err != nil || !ch.ConsumerDeleted {
+			return err
+		}
+		// Its last checkpoint went: so do its partition leases and
+		// memberships (the spec's PARTITION_OWNERSHIP), in this transaction.
+		return lease.DeleteConsumer(ctx, e, q, c.Type, c.Name)
 	})
 }
 

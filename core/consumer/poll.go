@@ -31,6 +31,7 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 		return 0, false, nil
 	}
 	r.c = c
+	r.refreshLeases()
 	if !r.loaded || r.stale || c.Epoch != r.epoch {
 		if err := r.load(ctx, c.Epoch); err != nil {
 			return 0, false, err
@@ -113,12 +114,16 @@ func (r *Runner) read(ctx context.Context) ([]Message, bool, error) {
 		r.marks[s.Name()] = mark
 		for p := range s.Partitions() {
 			st := r.parts[partKey{s.Name(), p}]
-			if st.read >= mark {
+			gen, mine := r.leased(p)
+			if st.read >= mark || !mine {
 				continue
 			}
 			msgs, below, err := readMarked(ctx, s, p, st.read, mark, r.opts.PageSize)
 			if err != nil {
 				return nil, false, &readError{source: s, err: err}
+			}
+			for i := range msgs {
+				msgs[i].Generation = gen
 			}
 			st.pending, st.aborted, st.changed = map[int64]bool{}, map[int64]bool{}, make(chan struct{})
 			for _, m := range msgs {
@@ -322,6 +327,9 @@ func (r *Runner) markStale() error {
 func (r *Runner) applyOne(ctx context.Context, m Message, work func(tx *sql.Tx) error) error {
 	err := r.retryTransient(ctx, m.Source, func() error {
 		if !r.opts.Transactional {
+			if err := r.checkLease(ctx, nil, m.Partition, m.Generation); err != nil {
+				return err
+			}
 			return work(nil)
 		}
 		return r.applyInTx(ctx, m, work)
@@ -340,6 +348,12 @@ func (r *Runner) applyOne(ctx context.Context, m Message, work func(tx *sql.Tx) 
 		r.abort(m)
 		return err
 	case errors.Is(err, errAborted):
+		r.abort(m)
+		return err
+	case isLeaseLost(err):
+		// Like a stale apply: rolled back, no budget spent, not retried
+		// here; what follows in the partition rolls back behind it.
+		r.leaseLost(m.Partition, err)
 		r.abort(m)
 		return err
 	}
@@ -388,6 +402,15 @@ func (r *Runner) applyInTxOnce(ctx context.Context, m Message, work func(tx *sql
 	if err := r.awaitPredecessors(ctx, m, predecessorWait); err != nil {
 		return err
 	}
+	// The fence comes after the handler and the wait: the applies of a
+	// partition take the ownership row's lock in position order (one that
+	// held it while waiting for an earlier one would block it for
+	// predecessorWait), and a handler stalled before it holds no lease lock,
+	// so a takeover is not held off by it; the handler's writes roll back
+	// with a lost fence all the same.
+	if err := r.checkLease(ctx, tx, m.Partition, m.Generation); err != nil {
+		return err
+	}
 	target := r.target(m)
 	moved, err := r.reg.advanceOver(ctx, tx, r.c.ID, m.Source, m.Partition, target, m.Position, r.epoch)
 	if err != nil {
@@ -421,16 +444,17 @@ func (r *Runner) save(ctx context.Context) error {
 	now := r.opts.Now()
 	r.mu.Lock()
 	type write struct {
-		k   partKey
-		pos int64
+		k        partKey
+		pos, gen int64
 	}
 	var writes []write
 	for k, st := range r.parts {
 		c := st.contiguous()
-		if c <= st.saved || (!st.dirty && now.Sub(st.lastSave) < r.opts.EmptySaveInterval) {
+		gen, mine := r.leasedLocked(k.partition)
+		if !mine || c <= st.saved || (!st.dirty && now.Sub(st.lastSave) < r.opts.EmptySaveInterval) {
 			continue
 		}
-		writes = append(writes, write{k, c})
+		writes = append(writes, write{k, c, gen})
 	}
 	stale, epoch := r.stale, r.epoch
 	r.mu.Unlock()
@@ -438,7 +462,7 @@ func (r *Runner) save(ctx context.Context) error {
 		return nil
 	}
 	for _, w := range writes {
-		moved, err := r.reg.Advance(ctx, nil, r.c.ID, w.k.source, w.k.partition, w.pos, epoch)
+		moved, err := r.saveFenced(ctx, w.k, w.pos, epoch, w.gen)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/tidemarkdb/tidemark/core/lease"
 )
 
 // Handler applies one message. tx is the apply's own transaction when the
@@ -52,6 +54,16 @@ type Options struct {
 	// NopMetrics).
 	Metrics Metrics
 	Logger  *slog.Logger
+	// Leases, when set, is the process's partition lease coordinator (one
+	// per process; the application runs its Run): the runner joins it and
+	// reads, applies and saves only the partitions this instance holds,
+	// fencing each write under the lease's generation (docs/leases.md).
+	// nil: the runner reads every partition.
+	Leases *lease.Coordinator
+	// Distribution spreads the partitions over the instances (lease.Spread,
+	// the default) or holds them all on one (lease.SingleOwner); only with
+	// Leases.
+	Distribution lease.Distribution
 }
 
 // Runner runs one consumer in this process.
@@ -73,6 +85,9 @@ type Runner struct {
 	dmu     sync.Mutex       // guards rows and skips
 	rows    map[keyRef][]*UndeliveredRow
 	skips   map[string][]Skip
+
+	member *lease.Member // nil without Options.Leases
+	owned  map[int]int64 // the leases this poll runs under, by partition
 }
 
 type partKey struct {
@@ -137,6 +152,9 @@ func NewRunner(ctx context.Context, reg *Registry, opts Options) (*Runner, error
 	if opts.OnError, err = checkPolicy(opts.OnError); err != nil {
 		return nil, err
 	}
+	if err := checkLeaseOptions(opts); err != nil {
+		return nil, err
+	}
 	sources := map[string]Source{}
 	for _, s := range opts.Sources {
 		sources[s.Name()] = s
@@ -149,17 +167,23 @@ func NewRunner(ctx context.Context, reg *Registry, opts Options) (*Runner, error
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{reg: reg, opts: opts, c: c, sources: sources}, nil
+	r := &Runner{reg: reg, opts: opts, c: c, sources: sources}
+	if err := r.joinLeases(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Consumer returns the consumer's row as the runner last read it.
 func (r *Runner) Consumer() Consumer { return r.c }
 
 // Run polls until ctx ends, woken by the sources' marks with polling as the
-// fallback. On ctx's end it lets the applies in flight finish, saves the
-// checkpoints and returns ctx.Err(). A database error other than a
-// transient one ends it.
+// fallback, and by a change of the leases it holds. On ctx's end it lets
+// the applies in flight finish, saves the checkpoints, releases its leases
+// (Options.Leases: the runner cannot run again) and returns ctx.Err(). A
+// database error other than a transient one ends it.
 func (r *Runner) Run(ctx context.Context) error {
+	defer r.leave(ctx)
 	timer := time.NewTimer(r.opts.PollInterval)
 	defer timer.Stop()
 	for {
@@ -182,6 +206,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-wake:
+		case <-r.leaseChanged():
 		case <-timer.C:
 		}
 	}

@@ -19,6 +19,12 @@ type Message struct {
 	// Value is the source's record: an eventstore.Recorded for the event
 	// store.
 	Value any
+	// Generation is the generation of the partition lease this instance
+	// applies the message under (Options.Leases), the fencing token of a
+	// handler's side effects outside the database: a receiver that has seen
+	// a higher generation of the partition refuses lower ones. 0 without
+	// leases.
+	Generation int64
 }
 
 // Source is a partitioned, position-ordered topic a consumer reads: the

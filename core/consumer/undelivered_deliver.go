@@ -178,7 +178,7 @@ func (r *Runner) deliver(ctx context.Context, m Message) bool {
 	case err == nil:
 		r.opts.Metrics.Applied(r.c, m.Source, time.Since(start))
 		return true
-	case errors.Is(err, errDuplicate), errors.Is(err, ErrStale), errors.Is(err, errAborted):
+	case errors.Is(err, errDuplicate), errors.Is(err, ErrStale), errors.Is(err, errAborted), isLeaseLost(err):
 		return false
 	}
 	u := r.failedOnce(m.Source, 0, err)
@@ -238,12 +238,20 @@ func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow) {
 	var err error
 	if r.opts.Transactional {
 		err = r.applyOne(ctx, m, write)
-	} else if err = r.reg.inTx(ctx, write); err == nil {
+	} else if err = r.reg.inTx(ctx, func(tx *sql.Tx) error {
+		if err := r.checkLease(ctx, tx, m.Partition, m.Generation); err != nil {
+			return err
+		}
+		return write(tx)
+	}); err == nil {
 		r.done(m, 0)
 	}
 	switch {
 	case err == nil:
-	case errors.Is(err, errDuplicate), errors.Is(err, ErrStale), errors.Is(err, errAborted):
+	case isLeaseLost(err) && !r.opts.Transactional:
+		r.leaseLost(m.Partition, err)
+		return
+	case errors.Is(err, errDuplicate), errors.Is(err, ErrStale), errors.Is(err, errAborted), isLeaseLost(err):
 		return
 	case r.recordedElsewhere(err):
 		// Another instance recorded m first (uq_consumer_undelivered_messages):
@@ -304,6 +312,9 @@ func (r *Runner) reportLag() {
 			continue
 		}
 		for p := range s.Partitions() {
+			if _, mine := r.leasedLocked(p); !mine {
+				continue // its owner reports it
+			}
 			if st := r.parts[partKey{s.Name(), p}]; st != nil {
 				r.opts.Metrics.Lag(r.c, s.Name(), p, max(0, mark-st.saved))
 			}

@@ -24,6 +24,9 @@ func (r *Runner) retryHeads(ctx context.Context) int {
 	r.dmu.Lock()
 	byWorker := make([][]keyRef, r.opts.Workers)
 	for k, rows := range r.rows {
+		if _, mine := r.leased(k.partition); !mine {
+			continue // retried by the partition's owner
+		}
 		for _, u := range rows {
 			if u.holds() {
 				w := WorkerOf(k.key, r.opts.Workers)
@@ -151,12 +154,24 @@ func (r *Runner) retryRow(ctx context.Context, h *UndeliveredRow) (ok bool, err 
 			return false, err
 		}
 	}
+	gen, _ := r.leased(h.Partition)
+	m.Generation = gen
 	start := time.Now()
 	var herr error // the handler's error, not the database's
 	apply := func(tx *sql.Tx) error {
+		if tx == nil { // outside the database: checked before the apply
+			if err := r.checkLease(ctx, nil, h.Partition, gen); err != nil {
+				return err
+			}
+		}
 		if has {
 			if herr = r.opts.Handler(ctx, tx, m); herr != nil {
 				return herr
+			}
+		}
+		if tx != nil { // fenced after the handler, as applyInTxOnce
+			if err := r.checkLease(ctx, tx, h.Partition, gen); err != nil {
+				return err
 			}
 		}
 		var q engine.Querier = r.reg.e.DB
@@ -183,6 +198,9 @@ func (r *Runner) retryRow(ctx context.Context, h *UndeliveredRow) (ok bool, err 
 		return true, nil
 	case errors.Is(err, errRowChanged) && herr == nil:
 		return false, nil // an operator's change; read again next poll
+	case isLeaseLost(err) && herr == nil:
+		r.leaseLost(h.Partition, err)
+		return false, nil // the partition's new owner retries it
 	case herr == nil:
 		return false, err
 	}

@@ -43,6 +43,13 @@ type Member struct {
 
 	mu    sync.Mutex
 	owned map[int]int64
+
+	// opMu serialises rebalance and Leave: a rebalance in flight when the
+	// consumer leaves would otherwise claim a lease after Leave released
+	// them (and, the instance's last consumer gone, Stop would not release
+	// it). left: Leave ran; a later rebalance does nothing.
+	opMu sync.Mutex
+	left bool
 }
 
 func key(typ, name string) string { return typ + "/" + name }
@@ -174,6 +181,11 @@ func (m *Member) set(owned map[int]int64) {
 // free or lapsed one taken over (generation + 1); one a live instance holds
 // is left for it to hand back.
 func (m *Member) rebalance(ctx context.Context) error {
+	m.opMu.Lock()
+	defer m.opMu.Unlock()
+	if m.left {
+		return nil
+	}
 	e, me := m.c.e, m.c.opts.InstanceID
 	live, err := m.liveMembers(ctx)
 	if err != nil {
@@ -281,6 +293,9 @@ func (m *Member) liveMembers(ctx context.Context) ([]string, error) {
 // Leave releases the consumer's leases on this instance and deletes its
 // membership; the instance row goes with its last consumer.
 func (m *Member) Leave(ctx context.Context) error {
+	m.opMu.Lock()
+	defer m.opMu.Unlock()
+	m.left = true
 	c := m.c
 	m.set(map[int]int64{})
 	for _, id := range []dialect.StatementID{dialect.LeaseReleaseConsumer, dialect.LeaseMemberDelete} {

@@ -1,0 +1,171 @@
+package consumer
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/lease"
+)
+
+// The runner's partition leases (Options.Leases, docs/leases.md "The
+// consumer runner"): the runner joins the process's lease coordinator,
+// reads and saves only the partitions this instance holds, and fences every
+// write of a partition under the generation it holds it by. Lease partition
+// p covers partition p of every source.
+
+// msgLeaseLost is logged when an apply or a save is fenced off.
+const msgLeaseLost = "consumer apply fenced off: partition lease lost"
+
+// leaveTimeout bounds the release of the leases when Run returns (its ctx
+// has ended): a few statements, far below it.
+const leaveTimeout = 10 * time.Second
+
+// checkLeaseOptions refuses a distribution without leases or an unknown
+// one, before any SQL runs.
+func checkLeaseOptions(o Options) error {
+	switch {
+	case o.Distribution != lease.Spread && o.Distribution != lease.SingleOwner:
+		return &InvalidOptionsError{"Distribution", fmt.Sprintf("%q: want \"\" (spread) or %q", o.Distribution, lease.SingleOwner)}
+	case o.Distribution != lease.Spread && o.Leases == nil:
+		return &InvalidOptionsError{"Distribution", "needs Leases (a lease coordinator)"}
+	}
+	return nil
+}
+
+// joinLeases joins the coordinator with the consumer's partition count: the
+// largest of its sources'.
+func (r *Runner) joinLeases(ctx context.Context) error {
+	if r.opts.Leases == nil {
+		return nil
+	}
+	parts := 0
+	for _, s := range r.opts.Sources {
+		parts = max(parts, s.Partitions())
+	}
+	m, err := r.opts.Leases.Join(ctx, lease.ConsumerOptions{Type: r.opts.Type, Name: r.opts.Name,
+		Partitions: parts, Distribution: r.opts.Distribution})
+	if err != nil {
+		return fmt.Errorf("consumer %s/%s: joining the lease coordinator: %w", r.opts.Type, r.opts.Name, err)
+	}
+	r.member = m
+	return nil
+}
+
+// leaseChanged is the wake-up of a change of the leases held (nil without
+// leases: never).
+func (r *Runner) leaseChanged() <-chan struct{} {
+	if r.member == nil {
+		return nil
+	}
+	return r.member.Changed()
+}
+
+// leave releases the consumer's leases on this instance when Run returns.
+func (r *Runner) leave(ctx context.Context) {
+	if r.member == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaveTimeout)
+	defer cancel()
+	if err := r.member.Leave(ctx); err != nil {
+		r.opts.Logger.Warn("consumer: releasing its partition leases failed; they lapse with the instance", "consumer", r.c.Name, "err", err)
+	}
+}
+
+// refreshLeases takes, before a poll, the partitions this instance holds.
+// One that entered (or came back under a new generation) may have been
+// advanced by another instance: the checkpoints are read again. One that
+// left has nothing in flight between polls; it is neither read nor saved
+// until it comes back.
+func (r *Runner) refreshLeases() {
+	if r.member == nil {
+		return
+	}
+	now := r.member.Owned()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for p, g := range now {
+		if old, ok := r.owned[p]; !ok || old != g {
+			r.loaded = false
+		}
+	}
+	r.owned = now
+}
+
+// leased reports whether this poll runs partition p (always without
+// leases) and the generation it holds it by.
+func (r *Runner) leased(p int) (int64, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.leasedLocked(p)
+}
+
+func (r *Runner) leasedLocked(p int) (int64, bool) {
+	if r.member == nil {
+		return 0, true
+	}
+	g, ok := r.owned[p]
+	return g, ok
+}
+
+// checkLease is the lease check of a write of partition p under gen: in a
+// transaction the fence (the ownership row checked under gen and locked
+// until tx ends), without one the instance's own view of its leases (an
+// apply outside the database has the generation as its fencing token). A
+// lost lease is a *lease.LostError.
+func (r *Runner) checkLease(ctx context.Context, tx *sql.Tx, p int, gen int64) error {
+	if r.member == nil {
+		return nil
+	}
+	cl := lease.Claim{ConsumerType: r.opts.Type, ConsumerName: r.opts.Name, Partition: p,
+		InstanceID: r.opts.Leases.InstanceID(), Generation: gen}
+	if gen < 1 {
+		return &lease.LostError{Claim: cl}
+	}
+	if tx != nil {
+		return lease.Fence(ctx, r.reg.e, tx, cl)
+	}
+	if now, ok := r.member.Claim(p); !ok || now.Generation != gen {
+		return &lease.LostError{Claim: cl, Generation: now.Generation}
+	}
+	return nil
+}
+
+// leaseLost records that partition p's lease went while the poll ran: it
+// is neither applied further nor saved in this poll (the next poll reads
+// the leases and checkpoints again). Not an apply error: no budget is
+// spent, nothing halts, the new owner applies what was rolled back.
+func (r *Runner) leaseLost(p int, err error) {
+	r.mu.Lock()
+	delete(r.owned, p)
+	r.mu.Unlock()
+	r.opts.Logger.Info(msgLeaseLost, "consumer_type", r.c.Type, "consumer", r.c.Name, "partition", p, "err", err)
+}
+
+// saveFenced is save's write of one checkpoint: under the partition's
+// fence with leases (so a former owner never saves a position after a
+// takeover), else on its own. A lost lease moves nothing.
+func (r *Runner) saveFenced(ctx context.Context, k partKey, pos, epoch, gen int64) (bool, error) {
+	if r.member == nil {
+		return r.reg.Advance(ctx, nil, r.c.ID, k.source, k.partition, pos, epoch)
+	}
+	var moved bool
+	err := r.reg.inTx(ctx, func(tx *sql.Tx) error {
+		if err := r.checkLease(ctx, tx, k.partition, gen); err != nil {
+			return err
+		}
+		var err error
+		moved, err = r.reg.Advance(ctx, tx, r.c.ID, k.source, k.partition, pos, epoch)
+		return err
+	})
+	if isLeaseLost(err) {
+		r.leaseLost(k.partition, err)
+		return false, nil
+	}
+	return moved, err
+}
+
+func isLeaseLost(err error) bool { return errors.Is(err, lease.ErrLeaseLost) }
