@@ -1,0 +1,241 @@
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/engine"
+)
+
+// This file runs one group commit: the appends of several callers in one
+// transaction, each caller all or nothing, each answered on its own.
+//
+// Versions are read in the batch's transaction and checked in Go, caller
+// after caller in queue order, against the version the stream has once
+// the earlier callers of the batch have appended: a caller whose expected
+// version (or aggregate id) fails is answered with its typed error and
+// leaves the batch; the others commit. On counter-row dialects the counter
+// is taken first (one increment by the batch's events, the unused part
+// given back by a second one when callers were refused), so every read is
+// made under the lock every writer of the database takes: the versions
+// cannot move before the commit. Where the insert draws positions
+// (PostgreSQL's sequence) there is no such lock: a stream another process
+// moves between the read and the insert makes the insert fail, and then
+// every caller runs alone, with Append's own checks and errors.
+
+// batchRow is a row of a batch and the caller it belongs to.
+type batchRow struct {
+	row
+	caller int
+}
+
+// appendBatch commits the appends of batch in one transaction, retrying
+// the whole batch on a transient error, and sets each caller's outcome.
+func (s *Store) appendBatch(ctx context.Context, batch []*pending) {
+	afterTransient := false
+	for transients := 0; ; transients++ {
+		err := s.batchOnce(ctx, batch)
+		switch {
+		case err == nil:
+			s.settle(ctx, batch, afterTransient)
+			return
+		case s.transient(err) && transients+1 < s.retry.Attempts:
+			if s.retry.OnRetry != nil {
+				s.retry.OnRetry(transients, err)
+			}
+			_ = s.retry.backoff(ctx, transients) // ctx is never cancelled
+			afterTransient = true
+			continue
+		case s.transient(err):
+			for _, p := range batch {
+				p.res, p.err = Appended{}, s.dbErr(err)
+			}
+			return
+		}
+		// A constraint the batch's checks could not see (a duplicate event
+		// id, a stream moved by another process): every caller runs alone,
+		// so each gets the outcome and error it would have had alone.
+		for _, p := range batch {
+			p.res, p.err = s.appendAlone(context.WithoutCancel(p.ctx), p.streams, afterTransient)
+		}
+		return
+	}
+}
+
+// settle finishes a committed batch: the advancer is nudged once, and after
+// a transient error a caller refused for a moved stream or a taken id
+// looks for its own events, which an earlier try may have committed.
+func (s *Store) settle(ctx context.Context, batch []*pending, afterTransient bool) {
+	for _, p := range batch {
+		if afterTransient && (errors.Is(p.err, ErrConcurrency) || errors.Is(p.err, ErrAggregateIDTaken)) {
+			if res, ok, ferr := s.stored(ctx, p.streams); ferr == nil && ok {
+				p.res, p.err = res, nil
+			}
+		}
+	}
+	for _, p := range batch {
+		if p.err == nil {
+			s.nudge()
+			return
+		}
+	}
+}
+
+// batchOnce is one try of a batch. A caller's own refusal is set in its
+// p.err; the error returned is the batch's (nothing of it committed).
+func (s *Store) batchOnce(ctx context.Context, batch []*pending) (err error) {
+	if s.e.Cat.Locks.SerializesWriters {
+		s.writeMu.Lock() // see appendOnce
+		defer s.writeMu.Unlock()
+	}
+	counter := !s.e.Positions.DrawnByInsert()
+	if counter && s.e.Positions.Queues() && !s.e.Cat.Locks.SerializesWriters {
+		s.counterMu.Lock() // queued with this process's lone appends (appendInTx)
+		defer s.counterMu.Unlock()
+	}
+	tx, err := s.e.BeginTx(ctx, engine.OpAppend)
+	if err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = tx.Rollback()
+		}
+	}()
+	total := 0
+	for _, p := range batch {
+		p.res, p.err = Appended{}, nil
+		total += p.events
+	}
+	var end int64
+	if counter {
+		// The counter first: the reads below are made under its lock.
+		if end, err = s.allocate(ctx, tx, total); err != nil {
+			return err
+		}
+	}
+	rows, err := s.batchRows(ctx, tx, batch)
+	if err != nil {
+		return err
+	}
+	if counter && len(rows) < total {
+		// Refused callers give their positions back: no gap.
+		if end, err = s.allocate(ctx, tx, len(rows)-total); err != nil {
+			return err
+		}
+	}
+	if len(rows) == 0 {
+		return nil // every caller refused; the rollback restores the counter
+	}
+	all := Appended{Positions: make([]int64, len(rows)), Versions: map[string]int64{}}
+	if counter {
+		for i := range rows {
+			all.Positions[i] = end - int64(len(rows)) + int64(i) + 1
+			rows[i].vals[pGlobalPosition] = all.Positions[i]
+		}
+	}
+	if err := s.insertBatch(ctx, tx, rows, all); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		committed = true // nothing left to roll back
+		return err
+	}
+	committed = true
+	for i, r := range rows {
+		p := batch[r.caller]
+		p.res.Positions = append(p.res.Positions, all.Positions[i])
+	}
+	return nil
+}
+
+// insertBatch inserts rows with one multi-row insert per table and chunk,
+// in queue order (so each caller's positions follow its own order).
+func (s *Store) insertBatch(ctx context.Context, tx queryer, rows []batchRow, all Appended) error {
+	plain := make([]row, len(rows))
+	for i := range rows {
+		plain[i] = rows[i].row
+		plain[i].index = i
+	}
+	for start := 0; start < len(plain); {
+		chunk := s.events.MaxRows(s.shape(plain[start]))
+		end := start + 1
+		for end < len(plain) && end-start < chunk && plain[end].table == plain[start].table {
+			end++
+		}
+		if err := s.insertRows(ctx, tx, plain[start:end], all); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// streamState is a stream's version and owner as the batch goes.
+type streamState struct {
+	version int64
+	owner   string
+}
+
+// batchRows reads the version of every stream of the batch once, checks
+// each caller's expectations in queue order and returns the rows of the
+// callers that pass. A refused caller's error is set in its p.err.
+func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending) ([]batchRow, error) {
+	states := map[string]streamState{}
+	var rows []batchRow
+	now := time.Now().UTC()
+	for ci, p := range batch {
+		mine := map[string]streamState{} // this caller's changes, kept if it passes
+		var own []batchRow
+		versions := map[string]int64{}
+		for _, st := range p.streams {
+			if len(st.Events) == 0 {
+				continue
+			}
+			table := s.eventTable(st.AggregateType)
+			k := table + "\x00" + st.AggregateID
+			cur, ok := mine[k]
+			if !ok {
+				if cur, ok = states[k]; !ok {
+					v, owner, err := s.streamVersion(ctx, tx, table, st.AggregateID)
+					if err != nil {
+						return nil, err
+					}
+					cur = streamState{version: v, owner: owner}
+					states[k] = cur
+				}
+			}
+			if cur.owner != "" && cur.owner != st.AggregateType {
+				p.err = &AggregateIDTakenError{Table: table, AggregateID: st.AggregateID, AggregateType: st.AggregateType, OwnerType: cur.owner}
+				break
+			}
+			if !versionMatches(st.Expected, cur.version) {
+				p.err = &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: cur.version}
+				break
+			}
+			part := PartitionKey(st.AggregateID, s.e.Partitions)
+			for _, ev := range st.Events {
+				cur.version++
+				r, err := s.eventRow(table, st, ev, cur.version, part, now)
+				if err != nil {
+					return nil, err
+				}
+				own = append(own, batchRow{row: r, caller: ci})
+			}
+			cur.owner = st.AggregateType
+			mine[k] = cur
+			versions[streamKey(st.AggregateType, st.AggregateID)] = cur.version
+		}
+		if p.err != nil {
+			continue
+		}
+		for k, st := range mine {
+			states[k] = st
+		}
+		p.res.Versions = versions
+		rows = append(rows, own...)
+	}
+	return rows, nil
+}
