@@ -47,7 +47,15 @@ func testInterleavedAutocommit(t T, env *Env) {
 // viaAppend makes the writers use Append instead of AppendTx in a
 // transaction held open (and sometimes rolled back) by the test.
 func interleaved(t T, env *Env, viaAppend bool) {
-	s, e := openStore(t, env)
+	interleavedWith(t, env, viaAppend, 8, eventstore.WithGroupCommit(false))
+}
+
+// interleavedWith is interleaved with writers writers and the store made
+// with opts. Each Append's own positions must follow its order (consecutive
+// where a counter row allocates them).
+func interleavedWith(t T, env *Env, viaAppend bool, writers int, opts ...eventstore.Option) {
+	e := openEngine(t, env, defaultConfig(env))
+	s := eventstore.New(e, nil, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	adv := hwm.New(e, hwm.Options{PollInterval: 10 * time.Millisecond})
@@ -56,7 +64,7 @@ func interleaved(t T, env *Env, viaAppend bool) {
 	go func() { defer close(advDone); _ = adv.Run(advCtx) }()
 	defer func() { stopAdv(); <-advDone }()
 
-	const writers, perWriter = 8, 30
+	const perWriter = 30
 	var mu sync.Mutex
 	committed := map[string]bool{}
 	rolledBack := map[string]bool{}
@@ -75,10 +83,15 @@ func interleaved(t T, env *Env, viaAppend bool) {
 				}
 				stream := eventstore.Stream{AggregateType: "bank.Account", AggregateID: fmt.Sprintf("agg-%d", rng.IntN(24)), Events: evs}
 				if viaAppend {
-					_, err := s.Append(ctx, stream)
+					res, err := s.Append(ctx, stream)
 					mu.Lock()
 					switch {
 					case err == nil:
+						for k := 1; k < len(res.Positions); k++ {
+							if p := res.Positions; p[k] <= p[k-1] || isCounter(env) && p[k] != p[k-1]+1 {
+								writeErr = fmt.Errorf("writer %d: positions %v of one append not consecutive in its order", w, p)
+							}
+						}
 						for _, x := range evs {
 							committed[string(x.Payload)] = true
 						}

@@ -45,6 +45,7 @@ type GroupCommitStats struct {
 	Batches    int64 // transactions run for queued callers, alone ones included
 	Callers    int64 // callers served by those transactions
 	MaxCallers int64 // the most callers one transaction served
+	Queued     int   // callers waiting for a batch now
 }
 
 // GroupCommitStats returns the store's counts; zero when group commit is off.
@@ -53,7 +54,10 @@ func (s *Store) GroupCommitStats() GroupCommitStats {
 	if g == nil {
 		return GroupCommitStats{}
 	}
-	return GroupCommitStats{Batches: g.batches.Load(), Callers: g.callers.Load(), MaxCallers: g.maxCallers.Load()}
+	g.mu.Lock()
+	queued := len(g.queue)
+	g.mu.Unlock()
+	return GroupCommitStats{Batches: g.batches.Load(), Callers: g.callers.Load(), MaxCallers: g.maxCallers.Load(), Queued: queued}
 }
 
 // groupCommit is the queue of one Store's appends.
