@@ -310,7 +310,7 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			!rows[end].checked && rows[end].computed == rows[start].computed {
 			end++
 		}
-		if err := s.insertRows(ctx, tx, rows[start:end], res); err != nil {
+		if err := s.insertRows(ctx, tx, rows[start:end], res, nil); err != nil {
 			return res, s.translate(ctx, err, streams, rows[start].table)
 		}
 		start = end
@@ -398,8 +398,10 @@ func (s *Store) shape(r row) engine.InsertShape {
 }
 
 // insertRows runs one chunk of rows (one table, one shape) through the
-// engine's insert.
-func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appended) error {
+// engine's insert. Where the insert returns them, positions go to
+// res.Positions and, when seqs is not nil, sequence numbers to seqs (both
+// by row index).
+func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appended, seqs []int64) error {
 	vals := make([][]any, len(rows))
 	for i := range rows {
 		vals[i] = rows[i].vals[:]
@@ -422,6 +424,9 @@ func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appe
 		var seq int64
 		if err := rs.Scan(&res.Positions[rows[i].index], &seq); err != nil {
 			return err
+		}
+		if seqs != nil {
+			seqs[rows[i].index] = seq
 		}
 		if rows[i].computed {
 			res.Versions[rows[i].stream] = max(res.Versions[rows[i].stream], seq)

@@ -94,6 +94,17 @@ func (s *Store) batchOnce(ctx context.Context, batch []*pending) (err error) {
 		s.counterMu.Lock() // queued with this process's lone appends (appendInTx)
 		defer s.counterMu.Unlock()
 	}
+	total := 0
+	for _, p := range batch {
+		p.res, p.err = Appended{}, nil
+		total += p.events
+	}
+	computed := s.computedStreams(batch)
+	if s.oneStatementBatch(batch, computed, total) {
+		// Nothing to read and one statement: atomic by itself, no BEGIN
+		// or COMMIT round trips (what a lone append does on this dialect).
+		return s.batchInsert(ctx, s.e.DB, batch, computed, false, 0, total)
+	}
 	tx, err := s.e.BeginTx(ctx, engine.OpAppend)
 	if err != nil {
 		return err
@@ -104,11 +115,6 @@ func (s *Store) batchOnce(ctx context.Context, batch []*pending) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	total := 0
-	for _, p := range batch {
-		p.res, p.err = Appended{}, nil
-		total += p.events
-	}
 	var end int64
 	if counter {
 		// The counter first: the reads below are made under its lock.
@@ -116,13 +122,31 @@ func (s *Store) batchOnce(ctx context.Context, batch []*pending) (err error) {
 			return err
 		}
 	}
-	rows, err := s.batchRows(ctx, tx, batch)
+	committed = true // batchInsert commits or rolls back
+	return s.batchInsert(ctx, tx, batch, computed, counter, end, total)
+}
+
+// batchInsert checks and inserts the batch on q, a transaction (committed
+// or rolled back here) unless the batch is one statement. end is the
+// counter's value after the allocation of total positions (counter only).
+func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, computed map[string]bool, counter bool, end int64, total int) (err error) {
+	tx, inTx := q.(interface {
+		Commit() error
+		Rollback() error
+	})
+	done := false
+	defer func() {
+		if inTx && !done {
+			_ = tx.Rollback()
+		}
+	}()
+	rows, err := s.batchRows(ctx, q, batch, computed)
 	if err != nil {
 		return err
 	}
 	if counter && len(rows) < total {
 		// Refused callers give their positions back: no gap.
-		if end, err = s.allocate(ctx, tx, len(rows)-total); err != nil {
+		if end, err = s.allocate(ctx, q, len(rows)-total); err != nil {
 			return err
 		}
 	}
@@ -136,24 +160,73 @@ func (s *Store) batchOnce(ctx context.Context, batch []*pending) (err error) {
 			rows[i].vals[pGlobalPosition] = all.Positions[i]
 		}
 	}
-	if err := s.insertBatch(ctx, tx, rows, all); err != nil {
+	seqs := make([]int64, len(rows))
+	if err := s.insertBatch(ctx, q, rows, all, seqs); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		committed = true // nothing left to roll back
-		return err
+	if inTx {
+		done = true
+		if err := tx.Commit(); err != nil {
+			return err
+		}
 	}
-	committed = true
 	for i, r := range rows {
 		p := batch[r.caller]
 		p.res.Positions = append(p.res.Positions, all.Positions[i])
+		if r.computed {
+			p.res.Versions[r.stream] = max(p.res.Versions[r.stream], seqs[i])
+		}
 	}
 	return nil
 }
 
+// computedStreams are the streams (by table and id) whose sequence numbers
+// the insert computes (RowInsert.NextSequence), with no read: every caller
+// of the batch appends to them with Any, where the insert draws positions.
+func (s *Store) computedStreams(batch []*pending) map[string]bool {
+	if !s.e.Positions.DrawnByInsert() || s.e.Cat.EventInsert.NextSequence == "" {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, p := range batch {
+		for _, st := range p.streams {
+			if len(st.Events) == 0 {
+				continue
+			}
+			k := s.eventTable(st.AggregateType) + "\x00" + st.AggregateID
+			if v, seen := out[k]; !seen || v {
+				out[k] = st.Expected == Any
+			}
+		}
+	}
+	return out
+}
+
+// oneStatementBatch tells whether the batch is one insert: every stream
+// computed, one table, one chunk.
+func (s *Store) oneStatementBatch(batch []*pending, computed map[string]bool, total int) bool {
+	if len(computed) == 0 || total > s.events.MaxRows(s.shape(row{computed: true})) {
+		return false
+	}
+	table := ""
+	for _, p := range batch {
+		for _, st := range p.streams {
+			if len(st.Events) == 0 {
+				continue
+			}
+			t := s.eventTable(st.AggregateType)
+			if !computed[t+"\x00"+st.AggregateID] || table != "" && t != table {
+				return false
+			}
+			table = t
+		}
+	}
+	return true
+}
+
 // insertBatch inserts rows with one multi-row insert per table and chunk,
 // in queue order (so each caller's positions follow its own order).
-func (s *Store) insertBatch(ctx context.Context, tx queryer, rows []batchRow, all Appended) error {
+func (s *Store) insertBatch(ctx context.Context, tx queryer, rows []batchRow, all Appended, seqs []int64) error {
 	plain := make([]row, len(rows))
 	for i := range rows {
 		plain[i] = rows[i].row
@@ -162,10 +235,21 @@ func (s *Store) insertBatch(ctx context.Context, tx queryer, rows []batchRow, al
 	for start := 0; start < len(plain); {
 		chunk := s.events.MaxRows(s.shape(plain[start]))
 		end := start + 1
-		for end < len(plain) && end-start < chunk && plain[end].table == plain[start].table {
+		for end < len(plain) && end-start < chunk && plain[end].table == plain[start].table &&
+			plain[end].computed == plain[start].computed {
 			end++
 		}
-		if err := s.insertRows(ctx, tx, plain[start:end], all); err != nil {
+		// A computed row's offset counts the rows of its stream before it
+		// in the same statement: the statement's subquery sees the rows of
+		// the earlier statements of the transaction, not its own.
+		offsets := map[string]int64{}
+		for i := start; i < end; i++ {
+			if plain[i].computed {
+				offsets[plain[i].stream]++
+				plain[i].vals[pSequenceOffset] = offsets[plain[i].stream]
+			}
+		}
+		if err := s.insertRows(ctx, tx, plain[start:end], all, seqs); err != nil {
 			return err
 		}
 		start = end
@@ -182,7 +266,7 @@ type streamState struct {
 // batchRows reads the version of every stream of the batch once, checks
 // each caller's expectations in queue order and returns the rows of the
 // callers that pass. A refused caller's error is set in its p.err.
-func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending) ([]batchRow, error) {
+func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending, computed map[string]bool) ([]batchRow, error) {
 	states := map[string]streamState{}
 	var rows []batchRow
 	now := time.Now().UTC()
@@ -196,6 +280,21 @@ func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending) ([]
 			}
 			table := s.eventTable(st.AggregateType)
 			k := table + "\x00" + st.AggregateID
+			part := PartitionKey(st.AggregateID, s.e.Partitions)
+			if computed[k] {
+				// Any, and the insert computes the number: no read.
+				key := streamKey(st.AggregateType, st.AggregateID)
+				for _, ev := range st.Events {
+					r, err := s.eventRow(table, st, ev, 0, part, now)
+					if err != nil {
+						return nil, err
+					}
+					r.computed, r.stream = true, key
+					own = append(own, batchRow{row: r, caller: ci})
+				}
+				versions[key] = -1 // set from the insert's result
+				continue
+			}
 			cur, ok := mine[k]
 			if !ok {
 				if cur, ok = states[k]; !ok {
@@ -215,7 +314,6 @@ func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending) ([]
 				p.err = &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: cur.version}
 				break
 			}
-			part := PartitionKey(st.AggregateID, s.e.Partitions)
 			for _, ev := range st.Events {
 				cur.version++
 				r, err := s.eventRow(table, st, ev, cur.version, part, now)
