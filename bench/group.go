@@ -65,7 +65,6 @@ func groupCommitCell(ctx context.Context, b *bench) {
 	fmt.Printf("   (load average after the cell: %s)\n", loadAvg())
 }
 
-
 func storeAppend(s *eventstore.Store) func(context.Context, *rand.Rand) error {
 	return func(ctx context.Context, rng *rand.Rand) error {
 		_, err := s.Append(ctx, eventstore.Stream{AggregateType: "bench.Account", AggregateID: fmt.Sprintf("acc-%d", rng.IntN(1_000_000)),

@@ -3,8 +3,10 @@ package eventstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
+	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 )
 
@@ -267,7 +269,10 @@ type streamState struct {
 // each caller's expectations in queue order and returns the rows of the
 // callers that pass. A refused caller's error is set in its p.err.
 func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending, computed map[string]bool) ([]batchRow, error) {
-	states := map[string]streamState{}
+	states, err := s.readVersions(ctx, tx, batch, computed)
+	if err != nil {
+		return nil, err
+	}
 	var rows []batchRow
 	now := time.Now().UTC()
 	for ci, p := range batch {
@@ -336,4 +341,82 @@ func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending, com
 		rows = append(rows, own...)
 	}
 	return rows, nil
+}
+
+// readVersions reads the versions of the batch's streams that are not
+// computed, StreamVersionsWidth per statement where the dialect has
+// StreamVersions (else batchRows reads them one by one), keyed by table
+// and id; a stream with no row is at -1.
+func (s *Store) readVersions(ctx context.Context, q queryer, batch []*pending, computed map[string]bool) (map[string]streamState, error) {
+	states := map[string]streamState{}
+	if !s.e.Has(dialect.StreamVersions) {
+		return states, nil
+	}
+	byTable := map[string][]string{}
+	var tables []string
+	for _, p := range batch {
+		for _, st := range p.streams {
+			table := s.eventTable(st.AggregateType)
+			k := table + "\x00" + st.AggregateID
+			if len(st.Events) == 0 || computed[k] {
+				continue
+			}
+			if _, seen := states[k]; seen {
+				continue
+			}
+			states[k] = streamState{version: -1}
+			if _, ok := byTable[table]; !ok {
+				tables = append(tables, table)
+			}
+			byTable[table] = append(byTable[table], st.AggregateID)
+		}
+	}
+	for _, table := range tables {
+		ids := byTable[table]
+		for start := 0; start < len(ids); start += dialect.StreamVersionsWidth {
+			part := ids[start:min(len(ids), start+dialect.StreamVersionsWidth)]
+			if err := s.readVersionsOnce(ctx, q, table, part, states); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return states, nil
+}
+
+func (s *Store) readVersionsOnce(ctx context.Context, q queryer, table string, ids []string, states map[string]streamState) error {
+	args := make(map[string]any, dialect.StreamVersionsWidth)
+	for i, b := range dialect.StreamVersionsBinds {
+		args[b] = ids[min(i, len(ids)-1)] // a repeated id fills the rest
+	}
+	rs, err := s.e.Query(ctx, q, dialect.StreamVersions, map[string]string{"event_store_table": table}, args)
+	if err != nil {
+		return fmt.Errorf("reading stream versions: %w", err)
+	}
+	defer rs.Close()
+	asked := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		asked[id] = true
+	}
+	foreign := false
+	for rs.Next() {
+		var id, owner string
+		var v int64
+		if err := rs.Scan(&id, &v, &owner); err != nil {
+			return fmt.Errorf("reading stream versions: %w", err)
+		}
+		if !asked[id] {
+			foreign = true // the engine matched an id that is not the one asked (collation)
+			continue
+		}
+		delete(asked, id)
+		states[table+"\x00"+id] = streamState{version: v, owner: owner}
+	}
+	if foreign {
+		// Which asked id it stands for is the engine's business: the ids
+		// without an exact row are read one by one (StreamVersion).
+		for id := range asked {
+			delete(states, table+"\x00"+id)
+		}
+	}
+	return rs.Err()
 }
