@@ -20,10 +20,11 @@ var flagGroupOnly = flag.Bool("group-only", false, "run only the group-commit ce
 // (rate and p99 latency) and 1 writer (on vs off: group commit must not
 // cost a lone writer).
 func groupCommitCell(ctx context.Context, b *bench) {
-	on := eventstore.New(b.e, b.adv, eventstore.WithGroupCommit(true))
-	off := eventstore.New(b.e, b.adv, eventstore.WithGroupCommit(false))
 	fmt.Printf("   group commit, single-event appends (load average %s):\n", loadAvg())
 	for _, writers := range []int{16, 1} {
+		// Stores of the cell's own, so their counts are the cell's.
+		on := eventstore.New(b.e, b.adv, eventstore.WithGroupCommit(true))
+		off := eventstore.New(b.e, b.adv, eventstore.WithGroupCommit(false))
 		type side struct {
 			name   string
 			run    func(context.Context, *rand.Rand) error
@@ -36,7 +37,6 @@ func groupCommitCell(ctx context.Context, b *bench) {
 			{name: "on", run: storeAppend(on)},
 			{name: "off", run: storeAppend(off)},
 		}
-		before := on.GroupCommitStats()
 		for r := 0; r < *flagRounds; r++ {
 			rates := map[string]float64{}
 			for i := range sides {
@@ -51,6 +51,7 @@ func groupCommitCell(ctx context.Context, b *bench) {
 			}
 		}
 		after := on.GroupCommitStats()
+		before := eventstore.GroupCommitStats{}
 		n := float64(*flagRounds)
 		for _, sd := range sides {
 			p := percentiles(sd.lat, 0.5, 0.99)

@@ -47,13 +47,13 @@ func testInterleavedAutocommit(t T, env *Env) {
 // viaAppend makes the writers use Append instead of AppendTx in a
 // transaction held open (and sometimes rolled back) by the test.
 func interleaved(t T, env *Env, viaAppend bool) {
-	interleavedWith(t, env, viaAppend, 8, eventstore.WithGroupCommit(false))
+	_ = interleavedWith(t, env, viaAppend, 8, eventstore.WithGroupCommit(false))
 }
 
 // interleavedWith is interleaved with writers writers and the store made
 // with opts. Each Append's own positions must follow its order (consecutive
 // where a counter row allocates them).
-func interleavedWith(t T, env *Env, viaAppend bool, writers int, opts ...eventstore.Option) {
+func interleavedWith(t T, env *Env, viaAppend bool, writers int, opts ...eventstore.Option) *eventstore.Store {
 	e := openEngine(t, env, defaultConfig(env))
 	s := eventstore.New(e, nil, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -220,6 +220,7 @@ func interleavedWith(t T, env *Env, viaAppend bool, writers int, opts ...eventst
 		t.Errorf("test shape too weak: %d committed, %d rolled back", len(committed), len(rolledBack))
 	}
 	t.Logf("%d committed, %d rolled back, last position %d", len(committed), len(rolledBack), last)
+	return s
 }
 
 func testLongTransactionHoldsMark(t T, env *Env) {
