@@ -145,6 +145,15 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 		}
 		return b.followCPU(ctx)
 	}
+	if *flagGroupOnly {
+		b, err := fresh()
+		if err != nil {
+			return err
+		}
+		defer b.close()
+		groupCommitCell(ctx, b)
+		return nil
+	}
 	for _, batch := range []int{1, 100} {
 		for _, writers := range []int{1, 4, 16} {
 			b, err := fresh()
@@ -165,6 +174,12 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 				writers, batch, tmRate/n, blRate/n, summary(ratios))
 		}
 	}
+	gb, err := fresh()
+	if err != nil {
+		return err
+	}
+	groupCommitCell(ctx, gb)
+	gb.close()
 	sdb, err := prov.Open(ctx, tg.engine, tg.driver)
 	if err != nil {
 		return err

@@ -50,10 +50,17 @@ func testInterleavedAutocommit(t T, env *Env) {
 func interleaved(t T, env *Env, viaAppend bool) { interleavedOn(t, env, viaAppend, defaultConfig(env)) }
 
 // interleavedOn is interleaved on an engine opened with cfg (with one event
-// table, Follow streams its pages: followStreamTests).
+// table, Follow streams its pages: followStreamTests), group commit off.
 func interleavedOn(t T, env *Env, viaAppend bool, cfg engine.Config) {
+	_ = interleavedWith(t, env, viaAppend, cfg, 8, eventstore.WithGroupCommit(false))
+}
+
+// interleavedWith is interleaved on an engine opened with cfg, with writers
+// writers and the store made with opts. Each Append's own positions must
+// follow its order (consecutive where a counter row allocates them).
+func interleavedWith(t T, env *Env, viaAppend bool, cfg engine.Config, writers int, opts ...eventstore.Option) *eventstore.Store {
 	e := openEngine(t, env, cfg)
-	s := eventstore.New(e, nil)
+	s := eventstore.New(e, nil, opts...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	adv := hwm.New(e, hwm.Options{PollInterval: 10 * time.Millisecond})
@@ -62,7 +69,7 @@ func interleavedOn(t T, env *Env, viaAppend bool, cfg engine.Config) {
 	go func() { defer close(advDone); _ = adv.Run(advCtx) }()
 	defer func() { stopAdv(); <-advDone }()
 
-	const writers, perWriter = 8, 30
+	const perWriter = 30
 	var mu sync.Mutex
 	committed := map[string]bool{}
 	rolledBack := map[string]bool{}
@@ -81,10 +88,15 @@ func interleavedOn(t T, env *Env, viaAppend bool, cfg engine.Config) {
 				}
 				stream := eventstore.Stream{AggregateType: "bank.Account", AggregateID: fmt.Sprintf("agg-%d", rng.IntN(24)), Events: evs}
 				if viaAppend {
-					_, err := s.Append(ctx, stream)
+					res, err := s.Append(ctx, stream)
 					mu.Lock()
 					switch {
 					case err == nil:
+						for k := 1; k < len(res.Positions); k++ {
+							if p := res.Positions; p[k] <= p[k-1] || isCounter(env) && p[k] != p[k-1]+1 {
+								writeErr = fmt.Errorf("writer %d: positions %v of one append not consecutive in its order", w, p)
+							}
+						}
 						for _, x := range evs {
 							committed[string(x.Payload)] = true
 						}
@@ -213,6 +225,7 @@ func interleavedOn(t T, env *Env, viaAppend bool, cfg engine.Config) {
 		t.Errorf("test shape too weak: %d committed, %d rolled back", len(committed), len(rolledBack))
 	}
 	t.Logf("%d committed, %d rolled back, last position %d", len(committed), len(rolledBack), last)
+	return s
 }
 
 func testLongTransactionHoldsMark(t T, env *Env) {

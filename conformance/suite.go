@@ -90,6 +90,7 @@ func Tests() []Test {
 	all = append(all, namingTests()...)
 	all = append(all, concurrencyTests()...)
 	all = append(all, eventStoreTests()...)
+	all = append(all, groupCommitTests()...)
 	all = append(all, keysTests()...)
 	all = append(all, hwmTests()...)
 	all = append(all, followStreamTests()...)

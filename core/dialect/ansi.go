@@ -235,7 +235,13 @@ func ansiStatements() map[StatementID]string {
 		PositionAllocate:  `UPDATE ${position_table} SET val = val + #{count} WHERE id = 1`,
 		PositionAllocated: `SELECT val FROM ${position_table} WHERE id = 1`,
 
-		StreamVersion:       `SELECT sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} ORDER BY sequence_no DESC FETCH FIRST 1 ROW ONLY`,
+		StreamVersion: `SELECT sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} ORDER BY sequence_no DESC FETCH FIRST 1 ROW ONLY`,
+		// A join on the per-aggregate maximum: ANSI everywhere (no row
+		// values, no LIMIT per group); the unique (aggregate_id,
+		// sequence_no) index serves both sides.
+		StreamVersions: `SELECT x.aggregate_id, x.sequence_no, x.aggregate_type FROM ${event_store_table} x JOIN ` +
+			`(SELECT aggregate_id, MAX(sequence_no) AS top FROM ${event_store_table} WHERE aggregate_id IN (` + streamVersionsList() + `) GROUP BY aggregate_id) m ` +
+			`ON x.aggregate_id = m.aggregate_id AND x.sequence_no = m.top`,
 		EventStream:         `SELECT ` + EventColumns + ` FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND sequence_no > #{after_sequence} ORDER BY sequence_no`,
 		EventRange:          `SELECT ` + EventColumns + ` FROM ${event_store_table} WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
 		EventPartitionRange: `SELECT ` + EventColumns + ` FROM ${event_store_table} WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
@@ -380,4 +386,16 @@ var _ Dialect = (*Base)(nil)
 // suite.
 func (b *Base) Describe(context.Context, DescribeRequest) (DescribeResponse, error) {
 	return DescribeResponse{Catalogue: b.Catalogue}, nil
+}
+
+// streamVersionsList is StreamVersions' IN list: "#{id_a}, #{id_b}, …".
+func streamVersionsList() string {
+	out := ""
+	for i, b := range StreamVersionsBinds {
+		if i > 0 {
+			out += ", "
+		}
+		out += "#{" + b + "}"
+	}
+	return out
 }

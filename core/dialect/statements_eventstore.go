@@ -11,6 +11,13 @@ const (
 	// with its own: an id another type holds in a shared table is not this
 	// type's stream (its version is -1) and cannot be appended to.
 	StreamVersion StatementID = "event.stream_version"
+	// StreamVersions is StreamVersion for up to StreamVersionsWidth streams
+	// at once (a group commit's): (aggregate_id, sequence_no,
+	// aggregate_type) of the highest-sequence row of each aggregate among
+	// #{id_a} … #{id_p} in ${event_store_table}; no row for an aggregate
+	// with none. The core repeats an id to fill unused binds. Optional: the
+	// core reads stream by stream without it.
+	StreamVersions StatementID = "event.stream_versions"
 	// EventStream reads aggregate #{aggregate_id} of type #{aggregate_type}
 	// in ${event_store_table} with sequence_no > #{after_sequence}, in
 	// sequence order.
@@ -30,11 +37,20 @@ const (
 	SnapshotLatest StatementID = "snapshot.latest"
 )
 
+// StreamVersionsWidth is the number of ids StreamVersions binds: 16, the
+// writers a group commit serves in one batch in the bench (more streams
+// take more reads of 16).
+const StreamVersionsWidth = 16
+
+// StreamVersionsBinds are StreamVersions' binds, one per id.
+var StreamVersionsBinds = []string{"id_a", "id_b", "id_c", "id_d", "id_e", "id_f", "id_g", "id_h", "id_i", "id_j", "id_k", "id_l", "id_m", "id_n", "id_o", "id_p"}
+
 // eventColumnList is EventColumns as a list, the Returns of every read.
 var eventColumnList = []string{"id", "aggregate_id", "aggregate_type", "sequence_no", "event_type", "event_revision", "payload", "metadata", "occurred_at", "partition_key", "global_position"}
 
 var eventStoreStatements = []StatementSpec{
 	{ID: StreamVersion, Binds: []string{"aggregate_id"}, Tables: []string{"event_store_table"}, Returns: []string{"sequence_no", "aggregate_type"}},
+	{ID: StreamVersions, Optional: true, Binds: StreamVersionsBinds, Tables: []string{"event_store_table"}, Returns: []string{"aggregate_id", "sequence_no", "aggregate_type"}},
 	{ID: EventStream, Binds: []string{"aggregate_id", "aggregate_type", "after_sequence"}, Tables: []string{"event_store_table"}, Returns: eventColumnList},
 	{ID: EventRange, Binds: []string{"after", "upto", "limit"}, Tables: []string{"event_store_table"}, Returns: eventColumnList},
 	{ID: EventPartitionRange, Binds: []string{"partition", "after", "upto", "limit"}, Tables: []string{"event_store_table"}, Returns: eventColumnList},

@@ -54,7 +54,16 @@ func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error)
 	if err != nil {
 		return Appended{}, err
 	}
-	afterTransient := false // an earlier try may have committed
+	if s.group != nil {
+		return s.group.append(ctx, s, streams)
+	}
+	return s.appendAlone(ctx, streams, false)
+}
+
+// appendAlone is an append in a transaction of its own, with its retries.
+// afterTransient tells that an earlier try (a group commit's) may have
+// committed the append's events.
+func (s *Store) appendAlone(ctx context.Context, streams []Stream, afterTransient bool) (Appended, error) {
 	anyLost, transients := 0, 0
 	for {
 		res, err := s.appendOnce(ctx, streams)
@@ -247,33 +256,12 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		part := PartitionKey(st.AggregateID, s.e.Partitions)
 		first := len(rows)
 		for i, ev := range st.Events {
-			id := ev.ID
-			if id == "" {
-				u, err := uuid.NewV7()
-				if err != nil {
-					return res, err
-				}
-				id = u.String()
-			} else if u, err := uuid.Parse(id); err == nil {
-				// Canonical lower case, 36 characters (checkStreams parsed it):
-				// "ABC…", "{abc…}" and "urn:uuid:abc…" are one id on every
-				// engine, whatever its collation, and fit the id column.
-				id = u.String()
-			}
-			at := ev.OccurredAt
-			if at.IsZero() {
-				at = now
-			}
 			seq++
-			var meta any
-			if ev.Metadata != nil {
-				meta = string(ev.Metadata)
+			r, err := s.eventRow(table, st, ev, seq, part, now)
+			if err != nil {
+				return res, err
 			}
-			r := row{table: table, index: len(rows)}
-			r.vals[pID], r.vals[pAggregateID], r.vals[pAggregateType] = id, st.AggregateID, st.AggregateType
-			r.vals[pSequenceNo], r.vals[pEventType], r.vals[pEventRevision] = seq, ev.Type, ev.Revision
-			r.vals[pPayload], r.vals[pMetadata], r.vals[pOccurredAt] = string(ev.Payload), meta, s.e.Cat.Facts.CutEventTime(at)
-			r.vals[pPartitionKey] = part
+			r.index = len(rows)
 			if computed {
 				r.vals[pSequenceOffset], r.computed = int64(i+1), true
 			}
@@ -322,12 +310,43 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			!rows[end].checked && rows[end].computed == rows[start].computed {
 			end++
 		}
-		if err := s.insertRows(ctx, tx, rows[start:end], res); err != nil {
+		if err := s.insertRows(ctx, tx, rows[start:end], res, nil); err != nil {
 			return res, s.translate(ctx, err, streams, rows[start].table)
 		}
 		start = end
 	}
 	return res, nil
+}
+
+// eventRow is the insert row of event ev of st at sequence number seq.
+func (s *Store) eventRow(table string, st Stream, ev Event, seq int64, part int, now time.Time) (row, error) {
+	id := ev.ID
+	if id == "" {
+		u, err := uuid.NewV7()
+		if err != nil {
+			return row{}, err
+		}
+		id = u.String()
+	} else if u, err := uuid.Parse(id); err == nil {
+		// Canonical lower case, 36 characters (checkStreams parsed it):
+		// "ABC…", "{abc…}" and "urn:uuid:abc…" are one id on every
+		// engine, whatever its collation, and fit the id column.
+		id = u.String()
+	}
+	at := ev.OccurredAt
+	if at.IsZero() {
+		at = now
+	}
+	var meta any
+	if ev.Metadata != nil {
+		meta = string(ev.Metadata)
+	}
+	r := row{table: table}
+	r.vals[pID], r.vals[pAggregateID], r.vals[pAggregateType] = id, st.AggregateID, st.AggregateType
+	r.vals[pSequenceNo], r.vals[pEventType], r.vals[pEventRevision] = seq, ev.Type, ev.Revision
+	r.vals[pPayload], r.vals[pMetadata], r.vals[pOccurredAt] = string(ev.Payload), meta, s.e.Cat.Facts.CutEventTime(at)
+	r.vals[pPartitionKey] = part
+	return r, nil
 }
 
 func (s *Store) allocate(ctx context.Context, tx queryer, n int) (int64, error) {
@@ -379,8 +398,10 @@ func (s *Store) shape(r row) engine.InsertShape {
 }
 
 // insertRows runs one chunk of rows (one table, one shape) through the
-// engine's insert.
-func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appended) error {
+// engine's insert. Where the insert returns them, positions go to
+// res.Positions and, when seqs is not nil, sequence numbers to seqs (both
+// by row index).
+func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appended, seqs []int64) error {
 	vals := make([][]any, len(rows))
 	for i := range rows {
 		vals[i] = rows[i].vals[:]
@@ -403,6 +424,9 @@ func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appe
 		var seq int64
 		if err := rs.Scan(&res.Positions[rows[i].index], &seq); err != nil {
 			return err
+		}
+		if seqs != nil {
+			seqs[rows[i].index] = seq
 		}
 		if rows[i].computed {
 			res.Versions[rows[i].stream] = max(res.Versions[rows[i].stream], seq)

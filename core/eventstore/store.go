@@ -22,11 +22,14 @@ type Store struct {
 	writeMu   sync.Mutex     // serializes appends where the engine allows one writer
 	counterMu sync.Mutex     // queues this process's appends for the counter row
 	retry     Retry          // how Append retries transient errors
+	group     *groupCommit   // queued appends; nil when group commit is off
 }
 
-// New returns the event store of e. nudger may be nil. Options: WithRetry.
+// New returns the event store of e. nudger may be nil. Options: WithRetry,
+// WithGroupCommit.
 func New(e *engine.Engine, nudger Nudger, opts ...Option) *Store {
-	s := &Store{e: e, nudger: nudger, events: e.NewInsert("event insert", e.Cat.EventInsert, rowParams), retry: DefaultRetry}
+	s := &Store{e: e, nudger: nudger, events: e.NewInsert("event insert", e.Cat.EventInsert, rowParams), retry: DefaultRetry,
+		group: &groupCommit{}}
 	for _, o := range opts {
 		o(s)
 	}
