@@ -46,3 +46,14 @@ func init() {
 		"consumer/leases_non_transactional_generation",
 	)
 }
+
+// Group commit (issue 12 item 4), run on Firebird 3 (TIDEMARK_FIREBIRD_ONLY=
+// "eventstore/group_commit hwm/interleaved": 8 passed).
+func init() {
+	passing = append(passing,
+		"eventstore/group_commit_per_caller",
+		"eventstore/group_commit_cancel_queued",
+		"eventstore/group_commit_batches_form",
+		"hwm/interleaved_group_commit_tail_reader",
+	)
+}

@@ -113,10 +113,6 @@ var passing = []string{
 // Firebird 3: none does.
 var excluded = map[string]string{
 	// Added with group commit; not yet run on Firebird (the helper's time ran out).
-	"eventstore/group_commit_per_caller":       "not yet run on Firebird",
-	"eventstore/group_commit_cancel_queued":    "not yet run on Firebird",
-	"eventstore/group_commit_batches_form":     "not yet run on Firebird",
-	"hwm/interleaved_group_commit_tail_reader": "not yet run on Firebird",
 }
 
 var provider *harness.Provider
