@@ -112,7 +112,6 @@ var passing = []string{
 // excluded would list every other test of the suite and why it fails on
 // Firebird 3: none does.
 var excluded = map[string]string{
-	// Added with group commit; not yet run on Firebird (the helper's time ran out).
 }
 
 var provider *harness.Provider
