@@ -94,6 +94,9 @@ type scalingResult struct {
 	rows     int   // rows in scalingTable
 	distinct int   // distinct positions among them
 	shares   []int // rows per instance, descending
+	// cpu is the instances' user + system CPU over their whole life
+	// (join, spread, apply, stop): how much of the 2 cores they took.
+	cpu time.Duration
 	load     string
 }
 
@@ -115,8 +118,9 @@ func leaseScaling(ctx context.Context, tg target, fresh func() (*bench, string, 
 			}
 			rates[k] = append(rates[k], res.rate)
 			ratios[k] = append(ratios[k], res.rate/rates[1][round])
-			fmt.Printf("     scaling round %d, %d instance(s): %6.0f ev/s, %d rows, %d distinct positions, rows per instance %v, load %s\n",
-				round+1, k, res.rate, res.rows, res.distinct, res.shares, res.load)
+			fmt.Printf("     scaling round %d, %d instance(s): %6.0f ev/s, %d rows, %d distinct positions, rows per instance %v, "+
+				"instances' CPU %.1f s (%.0f µs/event), load %s\n",
+				round+1, k, res.rate, res.rows, res.distinct, res.shares, res.cpu.Seconds(), float64(res.cpu.Microseconds())/float64(n), res.load)
 			if res.rows != n || res.distinct != n {
 				return fmt.Errorf("lease scaling, %d instances: %d rows, %d distinct positions, want %d of each", k, res.rows, res.distinct, n)
 			}
@@ -199,6 +203,9 @@ func scalingRound(ctx context.Context, tg target, fresh func() (*bench, string, 
 	res.load = loadAvg()
 	for _, p := range procs {
 		p.stop()
+		if ps := p.cmd.ProcessState; ps != nil {
+			res.cpu += ps.UserTime() + ps.SystemTime()
+		}
 	}
 	procs = nil
 	return res, countApplied(ctx, b.db, &res)
