@@ -96,8 +96,8 @@ type scalingResult struct {
 	shares   []int // rows per instance, descending
 	// cpu is the instances' user + system CPU over their whole life
 	// (join, spread, apply, stop): how much of the 2 cores they took.
-	cpu time.Duration
-	load     string
+	cpu  time.Duration
+	load string
 }
 
 // leaseScaling runs the scaling cell: rounds of 1, 2 and 3 instances in
