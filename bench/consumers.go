@@ -133,18 +133,24 @@ func stream(rng *rand.Rand, n int, typ string) eventstore.Stream {
 // appendAll appends n events with publishers goroutines, pubBatch events
 // of one stream per call.
 func appendAll(ctx context.Context, b *bench, n int) error {
+	return appendStreams(ctx, b, n, pubBatch)
+}
+
+// appendStreams appends n events with publishers goroutines, per events of
+// one stream (one aggregate, so one partition) per call.
+func appendStreams(ctx context.Context, b *bench, n, per int) error {
 	var next atomic.Int64
 	errs := make(chan error, publishers)
 	for w := range publishers {
 		go func() {
 			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
 			for {
-				from := next.Add(pubBatch) - pubBatch
+				from := next.Add(int64(per)) - int64(per)
 				if from >= int64(n) {
 					errs <- nil
 					return
 				}
-				k := int(min(pubBatch, int64(n)-from))
+				k := int(min(int64(per), int64(n)-from))
 				for {
 					_, err := b.store.Append(ctx, stream(rng, k, "bench.Deposited"))
 					if err == nil {

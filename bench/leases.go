@@ -23,13 +23,15 @@ import (
 )
 
 // The lease cells of issue 11: how long the partitions of a consumer go
-// without a live owner after kill -9 of one of the instances holding them.
+// without a live owner after kill -9 of one of the instances holding them
+// (here), and the throughput of one leased consumer over 1, 2 and 3
+// instances (lease_scaling.go).
 // Each instance is a separate OS process (this binary re-executed with
 // leaseWorkerEnv set) that runs only a lease.Coordinator, as the
 // conformance workers do; the parent reads the ownership rows.
 var (
-	flagLeases      = flag.Bool("leases", true, "run the lease failover cell (kill -9 of 1 of 3 lease-holding processes)")
-	flagLeasesOnly  = flag.Bool("leases-only", false, "run only the lease failover cell")
+	flagLeases      = flag.Bool("leases", true, "run the lease cells (failover: kill -9 of 1 of 3 lease-holding processes; scaling: 1, 2, 3 leased instances)")
+	flagLeasesOnly  = flag.Bool("leases-only", false, "run only the lease cells (failover, scaling)")
 	flagLeaseKills  = flag.Int("lease-kills", 5, "kills of the lease failover cell")
 	flagLeaseBeat   = flag.Duration("lease-heartbeat", lease.DefaultHeartbeatInterval, "HeartbeatInterval of the lease processes")
 	flagLeaseRebal  = flag.Duration("lease-rebalance", lease.DefaultRebalanceInterval, "RebalanceInterval of the lease processes")
@@ -59,6 +61,10 @@ type leaseWorkerJob struct {
 	Heartbeat time.Duration `json:"heartbeat"`
 	Rebalance time.Duration `json:"rebalance"`
 	Lease     time.Duration `json:"lease"`
+	// Scaling: the process also runs the scaling cell's leased runner
+	// (consumer Name, handler inserting into scalingTable) from "go" on.
+	Scaling bool   `json:"scaling"`
+	Name    string `json:"name"`
 }
 
 // maybeLeaseWorker runs the lease worker of leaseWorkerEnv and reports
@@ -107,6 +113,9 @@ func runLeaseWorker(raw string) error {
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
+	}
+	if job.Scaling {
+		return runScalingWorker(ctx, e, co, job.Name)
 	}
 	if _, err := co.Join(ctx, lease.ConsumerOptions{Type: "bench", Name: leaseConsumer, Partitions: leasePartitions}); err != nil {
 		return err
@@ -174,10 +183,10 @@ func (p *leaseProc) stop() {
 	}
 }
 
-// owners reads the consumer's leases: the partitions each live instance
+// owners reads the leases of consumer bench/name: the partitions each live instance
 // holds (database clock), and how many partitions have a live owner.
-func owners(ctx context.Context, e *engine.Engine) (map[string]int, int, error) {
-	st, err := lease.Status(ctx, e, "bench", leaseConsumer)
+func owners(ctx context.Context, e *engine.Engine, name string) (map[string]int, int, error) {
+	st, err := lease.Status(ctx, e, "bench", name)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -191,12 +200,12 @@ func owners(ctx context.Context, e *engine.Engine) (map[string]int, int, error) 
 	return held, n, nil
 }
 
-// waitLeases polls the ownership rows until ok holds; the deadline is a
+// waitLeases polls the ownership rows of consumer bench/name until ok holds; the deadline is a
 // hang guard, not a measurement.
-func waitLeases(ctx context.Context, e *engine.Engine, what string, ok func(held map[string]int, n int) bool) error {
+func waitLeases(ctx context.Context, e *engine.Engine, name, what string, ok func(held map[string]int, n int) bool) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		held, n, err := owners(ctx, e)
+		held, n, err := owners(ctx, e, name)
 		if err != nil {
 			return err
 		}
@@ -210,10 +219,19 @@ func waitLeases(ctx context.Context, e *engine.Engine, what string, ok func(held
 	}
 }
 
-// leaseFailover is the failover cell of one dialect: 3 lease processes over
+// leaseFailover runs the lease cells of one dialect: failover, then
+// scaling (each on its own fresh database).
+func leaseFailover(ctx context.Context, tg target, fresh func() (*bench, string, error)) error {
+	if err := failoverCell(ctx, tg, fresh); err != nil {
+		return err
+	}
+	return leaseScaling(ctx, tg, fresh)
+}
+
+// failoverCell is the failover cell of one dialect: 3 lease processes over
 // 16 partitions; *flagLeaseKills times kill -9 one that holds partitions,
 // time until every partition has a live owner again, start a replacement.
-func leaseFailover(ctx context.Context, tg target, fresh func() (*bench, string, error)) error {
+func failoverCell(ctx context.Context, tg target, fresh func() (*bench, string, error)) error {
 	b, dsn, err := fresh()
 	if err != nil {
 		return err
@@ -237,7 +255,7 @@ func leaseFailover(ctx context.Context, tg target, fresh func() (*bench, string,
 		}
 		// Steady: every instance holds a share and every partition a live
 		// owner (a joiner's share needs up to two rebalances).
-		if err := waitLeases(ctx, b.e, "3 instances sharing 16 partitions", func(held map[string]int, n int) bool {
+		if err := waitLeases(ctx, b.e, leaseConsumer, "3 instances sharing 16 partitions", func(held map[string]int, n int) bool {
 			return len(held) == leaseInstances && n == leasePartitions
 		}); err != nil {
 			return err
@@ -250,7 +268,7 @@ func leaseFailover(ctx context.Context, tg target, fresh func() (*bench, string,
 		_ = victim.cmd.Process.Kill() // kill -9
 		_ = victim.cmd.Wait()
 		delete(procs, victim.id)
-		if err := waitLeases(ctx, b.e, "the killed instance's partitions to move", func(held map[string]int, n int) bool {
+		if err := waitLeases(ctx, b.e, leaseConsumer, "the killed instance's partitions to move", func(held map[string]int, n int) bool {
 			return held[victim.id] == 0 && n == leasePartitions
 		}); err != nil {
 			return err
@@ -265,26 +283,7 @@ func leaseFailover(ctx context.Context, tg target, fresh func() (*bench, string,
 		"lease %s, rebalance %s, heartbeat %s; expected ≤ lease + rebalance = %s)\n",
 		leaseInstances, leasePartitions, took[len(took)/2].Seconds(), took[len(took)-1].Seconds(), len(took),
 		*flagLeaseLength, *flagLeaseRebal, *flagLeaseBeat, *flagLeaseLength+*flagLeaseRebal)
-	leaseScaling(tg)
 	return nil
-}
-
-// leaseScaling is the skeleton of issue 11's scaling cell.
-//
-// TODO(issue 11, after the leases-runner integration): throughput of one
-// consumer over 16 partitions with 1, 2 and 3 instances (PostgreSQL and
-// MariaDB), as a ratio to 1 instance. Each instance a lease process as
-// above that also runs a consumer.Runner joined to its coordinator (reading
-// only its owned partitions, fencing each apply); the parent appends
-// *flagConsumerTput events with appendAll once every instance holds its
-// share, and times first append → every position applied (each worker
-// reports its applied positions; count distinct ones, as applied does).
-// It needs the runner to take a lease.Member, which this branch does not
-// have, so it only says so.
-func leaseScaling(tg target) {
-	if tg.dialect == "postgres" || tg.dialect == "mariadb" {
-		fmt.Printf("   leases  scaling 1/2/3 instances × %d partitions: not measured yet (needs the consumer runner's lease integration)\n", leasePartitions)
-	}
 }
 
 // pickVictim is the kill-th process in id order: kills rotate over the
