@@ -186,12 +186,15 @@ func openGaleraNodes(ctx context.Context, c *harness.GaleraCluster, cat dialect.
 			return nil, nil, fmt.Errorf("node %d: %w", i+1, err)
 		}
 		n.es = append(n.es, e)
-		var a *hwm.Advancer
+		opts := []eventstore.Option{retry, eventstore.WithGroupCommit(gc.group)}
 		if i == 0 {
 			adv = hwm.New(e, hwm.Options{PollInterval: *flagPoll})
-			a = adv
+			n.stores = append(n.stores, eventstore.New(e, adv, opts...))
+			continue
 		}
-		n.stores = append(n.stores, eventstore.New(e, a, retry, eventstore.WithGroupCommit(gc.group)))
+		// nil itself, not a nil *hwm.Advancer: the store tests its
+		// nudger interface against nil.
+		n.stores = append(n.stores, eventstore.New(e, nil, opts...))
 	}
 	return n, adv, nil
 }
