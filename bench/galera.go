@@ -34,6 +34,7 @@ var (
 	flagGaleraTime    = flag.Duration("galera-duration", 10*time.Second, "duration of each Galera case")
 	flagGaleraWriters = flag.Int("galera-writers", 8, "concurrent writers of each Galera case")
 	flagGaleraGroup   = flag.String("galera-group", "on,off", "group commit settings of the Galera cases (on, off or both)")
+	flagGaleraTries   = flag.Int("galera-attempts", 0, "Retry.Attempts of the Galera writers (0: eventstore.DefaultRetry's)")
 )
 
 // galeraStreams is how many streams the writers spread over, with
@@ -62,8 +63,9 @@ type galeraCase struct {
 type galeraResult struct {
 	rate    float64 // acknowledged events per second
 	acked   int
-	retries int64 // transient errors Append retried (OnRetry calls)
-	failed  int   // appends that failed after the retry budget (transient)
+	retries int64  // transient errors Append retried (OnRetry calls)
+	failed  int    // appends that failed after the retry budget (transient)
+	failErr string // the first of them
 	others  []string
 	stored  int // events read back with ReadAll
 	gaps    int // positions missing in 1..max
@@ -99,8 +101,12 @@ func galeraCell(ctx context.Context) {
 		fmt.Printf("\n== galera: error: %v\n", err)
 		return
 	}
-	fmt.Printf("\n== galera (%s), %d writers of single-event appends, %s per case, Append's default retry\n",
-		c.Source, *flagGaleraWriters, *flagGaleraTime)
+	tries := *flagGaleraTries
+	if tries <= 0 {
+		tries = eventstore.DefaultRetry.Attempts
+	}
+	fmt.Printf("\n== galera (%s), %d writers of single-event appends, %s per case, retry budget %d tries\n",
+		c.Source, *flagGaleraWriters, *flagGaleraTime, tries)
 	for _, g := range strings.Split(*flagGaleraGroup, ",") {
 		group := strings.TrimSpace(g) == "on"
 		var rates [2]float64
@@ -134,6 +140,9 @@ func printGalera(group string, gc galeraCase, r galeraResult) {
 	}
 	fmt.Printf("   %20s read back: %d stored of %d acknowledged, %d gaps, %d duplicates, %d not at their acknowledged position\n",
 		"", r.stored, r.acked, r.gaps, r.dups, r.moved)
+	if r.failErr != "" {
+		fmt.Printf("   %20s first failure after the budget: %s\n", "", r.failErr)
+	}
 	for i, o := range r.others {
 		if i == 3 {
 			fmt.Printf("   %20s … %d other errors in all\n", "", len(r.others))
@@ -170,7 +179,8 @@ func openGaleraNodes(ctx context.Context, c *harness.GaleraCluster, cat dialect.
 		modes[a] = schema.Never
 	}
 	var adv *hwm.Advancer
-	retry := eventstore.WithRetry(eventstore.Retry{OnRetry: func(int, error) { retries.Add(1) }})
+	retry := eventstore.WithRetry(eventstore.Retry{Attempts: *flagGaleraTries,
+		OnRetry: func(int, error) { retries.Add(1) }})
 	for i := range c.Nodes {
 		db, err := sql.Open("mysql", c.Nodes[i].DSN(name))
 		if err != nil {
@@ -261,7 +271,9 @@ func galeraWrite(ctx context.Context, stores []*eventstore.Store, gc galeraCase)
 				case err == nil:
 					acked[id] = a.Positions[0]
 				case errors.Is(err, sqlerr.ErrTransient):
-					res.failed++
+					if res.failed++; res.failed == 1 {
+						res.failErr = err.Error()
+					}
 				case eventstore.IsConflict(err):
 					// an Any append cannot conflict for long; not counted
 				default:
