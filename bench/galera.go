@@ -190,7 +190,7 @@ func openGaleraNodes(ctx context.Context, c *harness.GaleraCluster, cat dialect.
 		db.SetMaxOpenConns(2 * *flagGaleraWriters)
 		db.SetMaxIdleConns(2 * *flagGaleraWriters)
 		n.dbs = append(n.dbs, db)
-		e, err := engine.Open(ctx, db, cat, engine.Config{Modes: modes})
+		e, err := openReplicated(ctx, db, cat, engine.Config{Modes: modes})
 		if err != nil {
 			n.close()
 			return nil, nil, fmt.Errorf("node %d: %w", i+1, err)
@@ -207,6 +207,22 @@ func openGaleraNodes(ctx context.Context, c *harness.GaleraCluster, cat dialect.
 		n.stores = append(n.stores, eventstore.New(e, nil, opts...))
 	}
 	return n, adv, nil
+}
+
+// openReplicated opens an engine on a node that may not have applied the
+// schema node 1 just created yet (DDL replicates in total order but
+// applies on each node in its own time: an open on node 2 right after
+// found a table missing): it tries again while a table is missing, for at
+// most 30 s (a hang guard).
+func openReplicated(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg engine.Config) (*engine.Engine, error) {
+	guard := time.Now().Add(30 * time.Second)
+	for {
+		e, err := engine.Open(ctx, db, cat, cfg)
+		if err == nil || !errors.Is(err, engine.ErrSchemaMissing) || time.Now().After(guard) {
+			return e, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // runGaleraCase runs one case on a database of its own and verifies it.
