@@ -78,6 +78,10 @@ func main() {
 		time.Now().UTC().Format(time.RFC3339), *flagRounds, *flagCell)
 	fmt.Printf("load average at the start: %s (2-core machine shared with the database servers)\n", loadAvg())
 	defer func() { fmt.Printf("\nload average at the end: %s\n", loadAvg()) }()
+	if *flagGaleraOnly {
+		galeraCell(ctx)
+		return
+	}
 	for _, tg := range allTargets {
 		if *flagOnly != "" && !strings.Contains(","+*flagOnly+",", ","+tg.dialect+",") {
 			continue
@@ -101,6 +105,9 @@ func main() {
 		if err := runDialect(ctx, prov, tg, d); err != nil {
 			fmt.Printf("   error: %v\n", err)
 		}
+	}
+	if galeraAfterDialects() {
+		galeraCell(ctx)
 	}
 }
 
