@@ -2,6 +2,7 @@ package eventstore
 
 import (
 	"errors"
+	"reflect"
 	"sync"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
@@ -28,12 +29,22 @@ type Store struct {
 // New returns the event store of e. nudger may be nil. Options: WithRetry,
 // WithGroupCommit.
 func New(e *engine.Engine, nudger Nudger, opts ...Option) *Store {
-	s := &Store{e: e, nudger: nudger, events: e.NewInsert("event insert", e.Cat.EventInsert, rowParams), retry: DefaultRetry,
+	s := &Store{e: e, nudger: normaliseNudger(nudger), events: e.NewInsert("event insert", e.Cat.EventInsert, rowParams), retry: DefaultRetry,
 		group: &groupCommit{}}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
+}
+
+// normaliseNudger turns a nil pointer passed as the interface (a caller's
+// nil *hwm.Advancer) into no nudger: such a value is not a nil interface,
+// and the first append's nudge would panic on it.
+func normaliseNudger(n Nudger) Nudger {
+	if v := reflect.ValueOf(n); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return n
 }
 
 // Engine returns the store's engine.
