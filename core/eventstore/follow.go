@@ -57,14 +57,22 @@ func (s *Store) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 		// server further behind than the last) reads nothing and waits.
 		streamed := s.streams(opts)
 		for {
+			var fnErr error
 			n, mark, err := s.followPage(ctx, after, opts.PageSize, streamed, func(r Recorded) error {
-				if err := fn(r); err != nil {
-					return err
+				if fnErr = fn(r); fnErr != nil {
+					return fnErr
 				}
 				after = r.GlobalPosition
 				return nil
 			})
 			if err != nil {
+				if fnErr == nil && ctx.Err() != nil {
+					// Stopped mid-page: database/sql rolled the read back
+					// when ctx ended, so the page's end reports
+					// sql.ErrTxDone or a driver's cancel error; a stop is
+					// ctx.Err() (seen once on HSQLDB in a clean run).
+					return ctx.Err()
+				}
 				return err
 			}
 			if n < opts.PageSize {
