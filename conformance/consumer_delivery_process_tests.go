@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
-	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 )
 
@@ -28,11 +27,7 @@ func init() {
 // runDeliveryPoll polls the consumer once, at the given clock, with a
 // handler that always fails.
 func runDeliveryPoll(ctx context.Context, db *sql.DB, job WorkerJob) (any, error) {
-	var args deliveryPollArgs
-	if err := json.Unmarshal(job.Args, &args); err != nil {
-		return nil, err
-	}
-	e, err := engine.Open(ctx, db, job.Catalogue, job.Config)
+	e, args, err := openJob[deliveryPollArgs](ctx, db, job)
 	if err != nil {
 		return nil, err
 	}

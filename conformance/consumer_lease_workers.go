@@ -83,11 +83,7 @@ func (h countingHandler) WithGroup(g string) slog.Handler {
 // the coordinator (which runs from then on); it starts the runner on "go",
 // releases a paused apply on "release" and stops gracefully on "stop".
 func runLeasedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, error) {
-	var args leasedArgs
-	if err := json.Unmarshal(job.Args, &args); err != nil {
-		return nil, err
-	}
-	e, err := engine.Open(ctx, db, job.Catalogue, job.Config)
+	e, args, err := openJob[leasedArgs](ctx, db, job)
 	if err != nil {
 		return nil, err
 	}

@@ -46,11 +46,7 @@ func sharedCount(ctx context.Context, db *sql.DB) (int, error) {
 // runSharedConsumer runs one instance of the consumer "shared"
 // (Transactional, 4 workers) until every position is applied.
 func runSharedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, error) {
-	var args sharedArgs
-	if err := json.Unmarshal(job.Args, &args); err != nil {
-		return nil, err
-	}
-	e, err := engine.Open(ctx, db, job.Catalogue, job.Config)
+	e, args, err := openJob[sharedArgs](ctx, db, job)
 	if err != nil {
 		return nil, err
 	}

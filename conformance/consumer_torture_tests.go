@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
-	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 )
 
@@ -36,11 +35,7 @@ func init() {
 // runTortureConsumer runs one consumer (Transactional, 4 workers) until
 // it applied Want positions.
 func runTortureConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, error) {
-	var args tortureArgs
-	if err := json.Unmarshal(job.Args, &args); err != nil {
-		return nil, err
-	}
-	e, err := engine.Open(ctx, db, job.Catalogue, job.Config)
+	e, args, err := openJob[tortureArgs](ctx, db, job)
 	if err != nil {
 		return nil, err
 	}

@@ -51,11 +51,7 @@ type leaseResult struct {
 // for one line on stdin ("stop", or "go" in fence mode: one more fenced
 // write under the same claim) and stops gracefully.
 func runLeaseMember(ctx context.Context, db *sql.DB, job WorkerJob) (any, error) {
-	var args leaseArgs
-	if err := json.Unmarshal(job.Args, &args); err != nil {
-		return nil, err
-	}
-	e, err := engine.Open(ctx, db, job.Catalogue, job.Config)
+	e, args, err := openJob[leaseArgs](ctx, db, job)
 	if err != nil {
 		return nil, err
 	}

@@ -82,6 +82,18 @@ var (
 	}
 )
 
+// openJob decodes job's arguments into an A and opens the engine of job's
+// catalogue and config on db: the start of every action that runs a
+// consumer or a lease member.
+func openJob[A any](ctx context.Context, db *sql.DB, job WorkerJob) (*engine.Engine, A, error) {
+	var args A
+	if err := json.Unmarshal(job.Args, &args); err != nil {
+		return nil, args, err
+	}
+	e, err := engine.Open(ctx, db, job.Catalogue, job.Config)
+	return e, args, err
+}
+
 // RegisterWorkerAction adds an action workers can run (call it from an
 // init function, so the worker process knows it too).
 func RegisterWorkerAction(name string, fn WorkerAction) {
