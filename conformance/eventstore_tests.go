@@ -19,6 +19,7 @@ func eventStoreTests() []Test {
 		{"eventstore/payload_round_trip", testPayloadRoundTrip},
 		{"eventstore/key_edge_cases", testKeyEdgeCases},
 		{"eventstore/expected_versions", testExpectedVersions},
+		{"eventstore/any_append_reads_no_version", testAnyAppendReadsNoVersion},
 		{"eventstore/optimistic_locking_concurrent", testOptimisticLocking},
 		{"eventstore/duplicate_event_id", testDuplicateEventID},
 		{"eventstore/batch_all_or_nothing", testBatchAllOrNothing},

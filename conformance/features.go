@@ -31,6 +31,12 @@ type Features struct {
 	// OneStatementAppend is true when a single-stream append is one
 	// autocommit INSERT (RowInsert.ReturnsPositions with NextSequence).
 	OneStatementAppend bool
+	// ComputedSequence is true when the insert of a single-event append
+	// with no expected version computes the stream's next sequence number
+	// and returns it (RowInsert.NextSequence with an insert that draws the
+	// positions, or with a counter row's RowInsert.ComputedTail): such an
+	// append reads no version.
+	ComputedSequence bool
 	// SkipLocked is LockForms.SkipLocked.
 	SkipLocked bool
 }
@@ -44,7 +50,9 @@ func FeaturesOf(cat dialect.Catalogue) Features {
 		MaxIdentifierLength: cat.Identity.MaxIdentifierLength,
 		CounterPositions:    cat.Positions == dialect.CounterRow,
 		OneStatementAppend:  cat.Positions == dialect.SequenceXIDHorizon && cat.EventInsert.NextSequence != "", // the sequence strategy draws positions in the insert
-		SkipLocked:          cat.Locks.SkipLocked,
+		ComputedSequence: cat.EventInsert.NextSequence != "" &&
+			(cat.Positions == dialect.SequenceXIDHorizon || cat.Positions == dialect.CounterRow && cat.EventInsert.ComputedTail != ""),
+		SkipLocked: cat.Locks.SkipLocked,
 	}
 }
 

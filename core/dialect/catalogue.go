@@ -446,6 +446,18 @@ type RowInsert struct {
 	// Where the insert draws positions an exact-version append is then one
 	// statement.
 	CheckedSequence string `json:"checked_sequence,omitempty"`
+	// ComputedTail, optional, lets a CounterRow insert compute the
+	// sequence number of a single-event append with no expected version
+	// and return it: it replaces Tail in an insert whose #{sequence_no} is
+	// NextSequence, and makes the statement return one row per inserted
+	// event, (global_position, sequence_no), in insert order (MariaDB 10.5+:
+	// " RETURNING global_position, sequence_no"; MySQL 8 has no
+	// INSERT … RETURNING and leaves it empty). Such an append then reads no
+	// version: BEGIN, the counter, the insert, COMMIT. NextSequence is
+	// required with it; under SequenceXIDHorizon Tail already returns the
+	// rows and it must be empty. The dialect must accept NextSequence's
+	// subquery on the insert's own table (MySQL 8 refuses it: error 1093).
+	ComputedTail string `json:"computed_tail,omitempty"`
 }
 
 // LockForms describes how the engine locks and what it lacks.

@@ -211,6 +211,7 @@ func (v *validator) eventInsert() {
 	if ins.CheckedSequence != "" {
 		v.template("event_insert.checked_sequence", ins.CheckedSequence, eventInsertSpec)
 	}
+	v.computedTail()
 	binds := Binds(ins.Row)
 	switch {
 	case v.c.Positions == CounterRow && !slices.Contains(binds, "global_position"):
@@ -220,6 +221,22 @@ func (v *validator) eventInsert() {
 	}
 	if ins.MaxRows < 0 {
 		v.add("event_insert", "max_rows", "negative")
+	}
+}
+
+// computedTail checks EventInsert.ComputedTail: a CounterRow declaration
+// that needs NextSequence (the expression whose result it returns).
+func (v *validator) computedTail() {
+	ins := v.c.EventInsert
+	if ins.ComputedTail == "" {
+		return
+	}
+	v.template("event_insert.computed_tail", ins.ComputedTail, eventInsertSpec)
+	if ins.NextSequence == "" {
+		v.add("event_insert", "computed_tail", "needs next_sequence: it returns the sequence number next_sequence computes")
+	}
+	if v.c.Positions != CounterRow {
+		v.add("event_insert", "computed_tail", "only a %s insert needs it (under %s tail returns the rows)", CounterRow, SequenceXIDHorizon)
 	}
 }
 

@@ -41,13 +41,24 @@ func (e *Engine) NewInsert(name string, ins dialect.RowInsert, params []string) 
 type InsertShape struct {
 	// Tables fills the per-call ${…} placeholders (e.g. event_store_table).
 	Tables map[string]string
-	// Variant names the combination of Exprs and FirstExprs (a cache key:
+	// Variant names the combination of Exprs, FirstExprs and Tail (a cache key:
 	// one variant name must always mean the same expressions).
 	Variant string
 	// Exprs put an SQL expression in place of a #{bind} in every row (the
 	// event insert's NextSequence for #{sequence_no}); FirstExprs in the
 	// first row only (CheckedSequence), after Exprs.
 	Exprs, FirstExprs map[string]string
+	// Tail, when not empty, replaces RowInsert.Tail (the event insert's
+	// ComputedTail, which returns what NextSequence computed).
+	Tail string
+}
+
+// tail is the statement's tail in shape.
+func (in *Insert) tail(shape InsertShape) string {
+	if shape.Tail != "" {
+		return shape.Tail
+	}
+	return in.ins.Tail
 }
 
 // compiledInsert is a multi-row insert with each bind's row and slot.
@@ -68,7 +79,7 @@ func (in *Insert) MaxRows(shape InsertShape) int {
 	if limit := in.e.Cat.Identity.MaxBindParameters; limit > 0 {
 		row := fillBinds(in.ins.Row, shape.Exprs)
 		first := fillBinds(row, shape.FirstExprs)
-		fixed := countBinds(in.ins.Head) + countBinds(in.ins.Tail) + countBinds(first) - countBinds(row)
+		fixed := countBinds(in.ins.Head) + countBinds(in.tail(shape)) + countBinds(first) - countBinds(row)
 		if per := countBinds(row); per > 0 {
 			n = min(n, max(1, (limit-fixed)/per))
 		}
@@ -124,7 +135,7 @@ func (in *Insert) compiled(shape InsertShape, n int) (*compiledInsert, error) {
 	}
 	row := fillBinds(in.ins.Row, shape.Exprs)
 	first := fillBinds(row, shape.FirstExprs)
-	tmpl := in.ins.Head + first + strings.Repeat(", "+row, n-1) + in.ins.Tail
+	tmpl := in.ins.Head + first + strings.Repeat(", "+row, n-1) + in.tail(shape)
 	compiled, err := in.e.CompileText(tmpl, shape.Tables)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.name, err)

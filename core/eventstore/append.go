@@ -235,7 +235,7 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			// The insert itself checks the version (its first row's
 			// sequence number is NULL unless the stream is at exact).
 			seq, checked = exact, true
-		case !precheck && st.Expected == Any && len(st.Events) == 1 && s.e.Cat.EventInsert.NextSequence != "" && s.e.Positions.DrawnByInsert():
+		case !precheck && st.Expected == Any && len(st.Events) == 1 && s.computesSequence():
 			// One event: the database computes its sequence number in the
 			// insert. (For a batch, one read of the version is cheaper than a
 			// subquery per row.)
@@ -318,6 +318,19 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 	return res, nil
 }
 
+// computesSequence tells whether the insert can compute a stream's next
+// sequence number (NextSequence) and return it: always where it draws the
+// positions, and on a counter row where the dialect declares ComputedTail.
+// On a counter row that is as safe as reading the version first: every
+// append, this one included, holds the counter row locked from before its
+// insert until its commit, so no other append's insert can come between
+// the subquery and the row it computes. (AppendTx reads the version
+// anyway: it reports a conflict before any statement fails.)
+func (s *Store) computesSequence() bool {
+	ins := s.e.Cat.EventInsert
+	return ins.NextSequence != "" && (s.e.Positions.DrawnByInsert() || ins.ComputedTail != "")
+}
+
 // eventRow is the insert row of event ev of st at sequence number seq.
 func (s *Store) eventRow(table string, st Stream, ev Event, seq int64, part int, now time.Time) (row, error) {
 	id := ev.ID
@@ -387,6 +400,9 @@ func (s *Store) shape(r row) engine.InsertShape {
 	sh := engine.InsertShape{Tables: map[string]string{"event_store_table": r.table}, Variant: variantPlain}
 	if r.computed {
 		sh.Exprs, sh.Variant = map[string]string{"sequence_no": ins.NextSequence}, variantComputed
+		if !s.e.Positions.DrawnByInsert() {
+			sh.Tail = ins.ComputedTail // a counter row's insert returns the computed rows
+		}
 	}
 	if r.checked {
 		sh.FirstExprs, sh.Variant = map[string]string{"sequence_no": ins.CheckedSequence}, variantChecked
@@ -398,7 +414,8 @@ func (s *Store) shape(r row) engine.InsertShape {
 }
 
 // insertRows runs one chunk of rows (one table, one shape) through the
-// engine's insert. Where the insert returns them, positions go to
+// engine's insert. Where the insert returns them (it draws them, or a
+// counter row's ComputedTail returns them), positions go to
 // res.Positions and, when seqs is not nil, sequence numbers to seqs (both
 // by row index).
 func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appended, seqs []int64) error {
@@ -407,7 +424,7 @@ func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appe
 		vals[i] = rows[i].vals[:]
 	}
 	shape := s.shape(rows[0])
-	if !s.e.Positions.DrawnByInsert() {
+	if !s.e.Positions.DrawnByInsert() && shape.Tail == "" {
 		_, err := s.events.Exec(ctx, tx, shape, vals)
 		return err
 	}

@@ -138,6 +138,9 @@ func Catalogue(f Flavor) dialect.Catalogue {
 	c.PositionSettings.AllocatedInResult = true
 	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl())
 	c.Statements = statements()
+	if f == FlavorMariaDB {
+		c.EventInsert = mariaDBEventInsert()
+	}
 	c.Locks.SkipLocked = true
 	c.Locks.Now = now
 	c.Errors = errorRules()

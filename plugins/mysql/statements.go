@@ -43,3 +43,21 @@ func statements() map[dialect.StatementID]string {
 	})
 	return st
 }
+
+// mariaDBEventInsert is ANSI's event insert with MariaDB's INSERT … RETURNING
+// (10.5+): a single-event append with no expected version computes its
+// sequence number in the insert and reads it back, so it sends BEGIN, the
+// counter, the insert and COMMIT, and no version read (5 statements → 4).
+// NextSequence reads this type's stream only, as PostgreSQL's does: an id
+// another type holds in a shared table reads as empty, the row then hits
+// UNIQUE (aggregate_id, sequence_no) and the core reports
+// AggregateIDTakenError. MariaDB runs the subquery on the insert's own
+// table inside VALUES (10.11, conformance); MySQL 8 refuses it (error
+// 1093) and has no INSERT … RETURNING, so the MySQL flavor keeps the
+// version read.
+func mariaDBEventInsert() dialect.RowInsert {
+	ins := dialect.ANSI().EventInsert
+	ins.NextSequence = `(SELECT COALESCE(MAX(sequence_no), -1) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type}) + #{sequence_offset}`
+	ins.ComputedTail = ` RETURNING global_position, sequence_no`
+	return ins
+}
