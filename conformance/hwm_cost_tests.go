@@ -19,6 +19,8 @@ import (
 // the notification); the position check (a catalogue query) is not
 // repeated per cycle. Before, an idle cycle was two reads and a moving one
 // a dozen statements on PostgreSQL, three of them writes of the mark row.
+// On a counter row, a cycle after an append whose store nudges the advancer
+// with its committed end (hwm.Advancer.NudgeCommitted) is one statement.
 func testHWMCycleCost(t T, env *Env) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -81,5 +83,30 @@ func testHWMCycleCost(t T, env *Env) {
 		if m := a.Mark(); m != want {
 			t.Errorf("append %d: mark %d, want %d", i+1, m, want)
 		}
+	}
+	if !env.Features.CounterPositions {
+		return
+	}
+	// A store that nudges the advancer with its committed end: on a counter
+	// row the cycle after the append publishes that end without reading the
+	// counter, one statement (before: two, the read and the write).
+	nudging := eventstore.New(e, a)
+	for i := range 3 {
+		res, err := nudging.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: newID(t),
+			Events: []eventstore.Event{ev("test.E", `{}`)}})
+		if err != nil {
+			t.Fatalf("append: %v", err)
+		}
+		want := res.Positions[0]
+		moved, n := cycle("cycle after a nudging append")
+		if !moved || n != 1 {
+			t.Errorf("nudging append %d: the cycle after it sent %d statements (moved %v), want 1, the write of the mark", i+1, n, moved)
+		}
+		if m := a.Mark(); m != want {
+			t.Errorf("nudging append %d: mark %d, want %d", i+1, m, want)
+		}
+	}
+	if moved, n := cycle("caught-up cycle after the nudges"); moved || n != 1 {
+		t.Errorf("a caught-up cycle after the nudged ones sent %d statements (moved %v), want 1 read", n, moved)
 	}
 }

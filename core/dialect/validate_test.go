@@ -42,6 +42,13 @@ func TestValidateRefusesAtLoad(t *testing.T) {
 		{"misspelt bind in the event insert", func(c *dialect.Catalogue) {
 			c.EventInsert.Row = strings.Replace(c.EventInsert.Row, "#{payload}", "#{paylod}", 1)
 		}, "event_insert", "#{paylod}"},
+		{"computed tail without next sequence", func(c *dialect.Catalogue) {
+			c.EventInsert.ComputedTail = ` RETURNING global_position, sequence_no`
+		}, "event_insert", "computed_tail"},
+		{"misspelt bind in the computed tail", func(c *dialect.Catalogue) {
+			c.EventInsert.NextSequence = `(SELECT COALESCE(MAX(sequence_no), -1) FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type}) + #{sequence_offset}`
+			c.EventInsert.ComputedTail = ` RETURNING global_position, sequence_no + #{sequnce}`
+		}, "event_insert.computed_tail", "#{sequnce}"},
 		{"bind in introspection", func(c *dialect.Catalogue) {
 			c.Introspection.Columns = "SELECT 1 FROM t WHERE name = #{tabel}"
 		}, "introspection.columns", "#{tabel}"},

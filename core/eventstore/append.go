@@ -68,7 +68,7 @@ func (s *Store) appendAlone(ctx context.Context, streams []Stream, afterTransien
 	for {
 		res, err := s.appendOnce(ctx, streams)
 		if err == nil {
-			s.nudge()
+			s.nudgeCommitted(res)
 			return res, nil
 		}
 		var ce *ConcurrencyError

@@ -3,6 +3,7 @@ package eventstore
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
@@ -14,6 +15,14 @@ type queryer = engine.Querier
 // so a local high-water-mark advancer can move at once instead of waiting
 // for its next poll.
 type Nudger interface{ Nudge() }
+
+// CommittedNudger is a Nudger that also takes the highest position of the
+// append that committed (hwm.Advancer: on a counter row its next cycle
+// then publishes that end without reading the counter).
+type CommittedNudger interface {
+	Nudger
+	NudgeCommitted(end int64)
+}
 
 // Store is the event store of one engine.
 type Store struct {
@@ -54,6 +63,16 @@ func (s *Store) nudge() {
 	if s.nudger != nil {
 		s.nudger.Nudge()
 	}
+}
+
+// nudgeCommitted nudges after res committed, with its highest position
+// where the nudger takes it.
+func (s *Store) nudgeCommitted(res Appended) {
+	if c, ok := s.nudger.(CommittedNudger); ok && len(res.Positions) > 0 {
+		c.NudgeCommitted(slices.Max(res.Positions))
+		return
+	}
+	s.nudge()
 }
 
 // eventTable is the table of an aggregate type: its own when declared, else

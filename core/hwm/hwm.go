@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
@@ -102,7 +103,10 @@ type Advancer struct {
 	mark    int64
 	changed chan struct{} // closed and replaced when the mark moves
 	nudge   chan struct{}
-	lastErr error
+	// committed is the highest end an append reported with
+	// NudgeCommitted since a cycle last took it (0: none).
+	committed atomic.Int64
+	lastErr   error
 	holder  Holder // last horizon check's oldest holder (XID 0: none)
 	// clusterWide is set once xid.oldest_holder failed: from then on the
 	// horizon is the cluster's (see the package doc).
@@ -199,6 +203,23 @@ func (a *Advancer) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// NudgeCommitted is Nudge from an append that committed positions up to
+// end. On the event store's counter row (Positions.EndIsCommitted) every
+// position up to end is then committed: each append holds the counter row
+// locked until it commits or rolls back (handing its positions on), so
+// whoever drew a lower position was done before end was drawn. The lease
+// holder's next cycle then publishes end without reading the counter: a
+// cycle after an append is one statement, the write of the mark. Each
+// reported end is used once; a cycle with none reads the counter as
+// before. Elsewhere (a transaction-id horizon, another topic) it is Nudge.
+func (a *Advancer) NudgeCommitted(end int64) {
+	if a.e.Positions.EndIsCommitted() && a.opts.PositionTable == a.e.Names.Shared[engine.EventStorePositions.Placeholder] {
+		for cur := a.committed.Load(); end > cur && !a.committed.CompareAndSwap(cur, end); cur = a.committed.Load() {
+		}
+	}
+	a.Nudge()
 }
 
 func (a *Advancer) release() {
@@ -335,7 +356,7 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 		a.observe(s.mark)
 		a.ownPending = false
 	}
-	end, err := a.committedEnd(ctx, a.e.DB)
+	end, err := a.end(ctx, holding, s.mark)
 	if err != nil {
 		return false, err
 	}
@@ -383,6 +404,16 @@ func (a *Advancer) checkPositions(ctx context.Context) error {
 	}
 	a.checkedAt = time.Now()
 	return nil
+}
+
+// end is the end a cycle publishes: for the lease holder, the end an
+// append reported (NudgeCommitted) when it is past the mark; otherwise the
+// committed end, read.
+func (a *Advancer) end(ctx context.Context, holding bool, mark int64) (int64, error) {
+	if c := a.committed.Swap(0); holding && c > mark {
+		return c, nil
+	}
+	return a.committedEnd(ctx, a.e.DB)
 }
 
 func (a *Advancer) committedEnd(ctx context.Context, q engine.Querier) (int64, error) {
