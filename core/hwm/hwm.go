@@ -107,7 +107,7 @@ type Advancer struct {
 	// NudgeCommitted since a cycle last took it (0: none).
 	committed atomic.Int64
 	lastErr   error
-	holder  Holder // last horizon check's oldest holder (XID 0: none)
+	holder    Holder // last horizon check's oldest holder (XID 0: none)
 	// clusterWide is set once xid.oldest_holder failed: from then on the
 	// horizon is the cluster's (see the package doc).
 	clusterWide bool
@@ -216,7 +216,11 @@ func (a *Advancer) Run(ctx context.Context) error {
 // before. Elsewhere (a transaction-id horizon, another topic) it is Nudge.
 func (a *Advancer) NudgeCommitted(end int64) {
 	if a.e.Positions.EndIsCommitted() && a.opts.PositionTable == a.e.Names.Shared[engine.EventStorePositions.Placeholder] {
-		for cur := a.committed.Load(); end > cur && !a.committed.CompareAndSwap(cur, end); cur = a.committed.Load() {
+		for {
+			cur := a.committed.Load()
+			if end <= cur || a.committed.CompareAndSwap(cur, end) {
+				break
+			}
 		}
 	}
 	a.Nudge()
