@@ -5,7 +5,9 @@
 // so the schema, the statements, the error rules, the query-column types and
 // the introspection queries are those of package mysql, proven on a real
 // MariaDB server by the conformance suite and plugins/mysql/realengine_test.go.
-// Only the identity (name "mariadb", server versions) is its own.
+// Only the identity (name "mariadb", server versions) and the event insert's
+// NextSequence/ComputedTail (INSERT … RETURNING, which MySQL 8 lacks: a
+// single-event Any append reads no version) are its own.
 //
 // MariaDB has INSERT … RETURNING and DELETE … RETURNING but, like MySQL 8, no
 // UPDATE … RETURNING, so the counter allocation is the same single UPDATE

@@ -2,7 +2,9 @@
 //
 // One implementation serves both: New() describes the "mysql" dialect,
 // New(MariaDB()) the "mariadb" one (see package plugins/mariadb); they differ
-// only in their identity. Positions use a counter row (COUNTER_ROW).
+// in their identity and in the event insert (MariaDB's computes a single-event
+// Any append's sequence number and returns it: mariaDBEventInsert). Positions
+// use a counter row (COUNTER_ROW).
 //
 // Both engines run the same DDL: the spec gives MariaDB the MySQL scripts
 // verbatim (the saga scripts have a MariaDB folder of their own, with the same
