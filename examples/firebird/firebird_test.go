@@ -49,6 +49,7 @@ var passing = []string{
 	"eventstore/payload_round_trip",
 	"eventstore/key_edge_cases",
 	"eventstore/expected_versions",
+	"eventstore/any_append_reads_no_version",
 	"eventstore/optimistic_locking_concurrent",
 	"eventstore/duplicate_event_id",
 	"eventstore/batch_all_or_nothing",
