@@ -171,6 +171,14 @@ func (t *Topic) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 		for {
 			page, mark, err := t.readPage(ctx, part, after, opts.PageSize)
 			if err != nil {
+				if ctx.Err() != nil {
+					// Stopped mid-read: database/sql rolled the read back
+					// when ctx ended, so the page's end reports
+					// sql.ErrTxDone or a driver's cancel error; a stop is
+					// ctx.Err() (seen once in capture/concurrent_publishers_tail_read
+					// on the example dialect, as on the event store's Follow).
+					return ctx.Err()
+				}
 				return err
 			}
 			for _, r := range page {
