@@ -36,6 +36,7 @@ var (
 	flagGaleraWriters = flag.Int("galera-writers", 8, "concurrent writers of each Galera case")
 	flagGaleraGroup   = flag.String("galera-group", "on,off", "group commit settings of the Galera cases (on, off or both)")
 	flagGaleraTries   = flag.Int("galera-attempts", 0, "Retry.Attempts of the Galera writers (0: eventstore.DefaultRetry's)")
+	flagGaleraMax     = flag.Duration("galera-backoff-max", 0, "Retry.Max of the Galera writers (0: eventstore.DefaultRetry's)")
 	flagGaleraDSN     = flag.String("galera-dsn", "", "extra DSN parameters of the Galera writers' connections (e.g. wsrep_sync_wait=2)")
 )
 
@@ -202,7 +203,7 @@ func openGaleraNodes(ctx context.Context, c *harness.GaleraCluster, cat dialect.
 	}
 	var adv *hwm.Advancer
 	for i := range c.Nodes {
-		retry := eventstore.WithRetry(eventstore.Retry{Attempts: *flagGaleraTries,
+		retry := eventstore.WithRetry(eventstore.Retry{Attempts: *flagGaleraTries, Max: *flagGaleraMax,
 			OnRetry: func(attempt int, _ error) {
 				retries[i].Add(1)
 				for m := maxTries.Load(); int64(attempt+2) > m && !maxTries.CompareAndSwap(m, int64(attempt+2)); m = maxTries.Load() {
