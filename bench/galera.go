@@ -243,13 +243,16 @@ func openGaleraNodes(ctx context.Context, c *harness.GaleraCluster, cat dialect.
 // openReplicated opens an engine on a node that may not have applied the
 // schema node 1 just created yet (DDL replicates in total order but
 // applies on each node in its own time: an open on node 2 right after
-// found a table missing): it tries again while a table is missing, for at
+// found a table missing, reported either way: engine.ErrSchemaMissing or,
+// from the schema check of an area switched off, schema.ErrMissingTable):
+// it tries again while a table is missing, for at
 // most 30 s (a hang guard).
 func openReplicated(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg engine.Config) (*engine.Engine, error) {
 	guard := time.Now().Add(30 * time.Second)
 	for {
 		e, err := engine.Open(ctx, db, cat, cfg)
-		if err == nil || !errors.Is(err, engine.ErrSchemaMissing) || time.Now().After(guard) {
+		missing := errors.Is(err, engine.ErrSchemaMissing) || errors.Is(err, schema.ErrMissingTable)
+		if err == nil || !missing || time.Now().After(guard) {
 			return e, err
 		}
 		time.Sleep(100 * time.Millisecond)
