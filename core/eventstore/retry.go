@@ -33,8 +33,12 @@ type Retry struct {
 	// with backoff capped at Max (200ms) last about 10 s: twice the
 	// longest run measured. A lone server, or Galera written through one
 	// node, needs only a few (0 retries measured there), so the bound only
-	// costs time when the cluster starves a writer; bound it sooner with
-	// the caller's ctx deadline or a smaller Attempts.
+	// costs time when the cluster starves a writer. It also holds for
+	// every other transient error: a server that is down (each try
+	// refused at once) is reported after ~10 s of backoff instead of
+	// ~0.5 s, and a lock wait timeout (InnoDB's 50 s) is waited for up to
+	// 100 times; bound them with the caller's ctx deadline or a smaller
+	// Attempts.
 	Attempts int
 	// Initial is the first backoff's ceiling; default 2ms (about one
 	// append's round trips on a LAN).
