@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,8 @@ var (
 	flagGaleraWriters = flag.Int("galera-writers", 8, "concurrent writers of each Galera case")
 	flagGaleraGroup   = flag.String("galera-group", "on,off", "group commit settings of the Galera cases (on, off or both)")
 	flagGaleraTries   = flag.Int("galera-attempts", 0, "Retry.Attempts of the Galera writers (0: eventstore.DefaultRetry's)")
+	flagGaleraMax     = flag.Duration("galera-backoff-max", 0, "Retry.Max of the Galera writers (0: eventstore.DefaultRetry's)")
+	flagGaleraDSN     = flag.String("galera-dsn", "", "extra DSN parameters of the Galera writers' connections (e.g. wsrep_sync_wait=2)")
 )
 
 // galeraStreams is how many streams the writers spread over, with
@@ -73,6 +76,16 @@ type galeraResult struct {
 	moved   int // acknowledged events not read back at their position
 	load    string
 	batches int64 // group-commit transactions (0 when off)
+	// Per node: transient retries, failures after the budget, and the
+	// node's Galera counters over the case (why the tries failed).
+	nodeRetries []int64
+	nodeFailed  []int
+	nodeAcked   []int
+	// Latencies of the acknowledged appends (retries included), sorted.
+	latencies []time.Duration
+	maxTries  int // the most tries one append (or batch) took
+
+	wsrep []wsrepCounters
 }
 
 // galeraCell starts the cluster, runs every case and prints the figures;
@@ -143,6 +156,16 @@ func printGalera(group string, gc galeraCase, r galeraResult) {
 	if r.failErr != "" {
 		fmt.Printf("   %20s first failure after the budget: %s\n", "", r.failErr)
 	}
+	if n := len(r.latencies); n > 0 {
+		pct := func(p float64) time.Duration {
+			return r.latencies[min(n-1, int(p*float64(n)))].Round(100 * time.Microsecond)
+		}
+		fmt.Printf("   %20s append latency p50 %v p99 %v p99.9 %v max %v; most tries of one append %d\n",
+			"", pct(0.5), pct(0.99), pct(0.999), r.latencies[n-1].Round(time.Millisecond), r.maxTries)
+	}
+	for i, w := range r.wsrep {
+		fmt.Printf("   %20s node %d: %d acknowledged, %d retries, %d failed; %s\n", "", i+1, r.nodeAcked[i], r.nodeRetries[i], r.nodeFailed[i], w)
+	}
 	for i, o := range r.others {
 		if i == 3 {
 			fmt.Printf("   %20s … %d other errors in all\n", "", len(r.others))
@@ -171,7 +194,7 @@ func (n *galeraNodes) close() {
 }
 
 func openGaleraNodes(ctx context.Context, c *harness.GaleraCluster, cat dialect.Catalogue, name string,
-	gc galeraCase, retries *atomic.Int64) (*galeraNodes, *hwm.Advancer, error) {
+	gc galeraCase, retries []atomic.Int64, maxTries *atomic.Int64) (*galeraNodes, *hwm.Advancer, error) {
 	n := &galeraNodes{}
 	modes := map[dialect.Area]schema.Mode{}
 	for _, a := range []dialect.Area{dialect.AreaEventSourcing, dialect.AreaPartitioning, dialect.AreaMessaging,
@@ -179,10 +202,18 @@ func openGaleraNodes(ctx context.Context, c *harness.GaleraCluster, cat dialect.
 		modes[a] = schema.Never
 	}
 	var adv *hwm.Advancer
-	retry := eventstore.WithRetry(eventstore.Retry{Attempts: *flagGaleraTries,
-		OnRetry: func(int, error) { retries.Add(1) }})
 	for i := range c.Nodes {
-		db, err := sql.Open("mysql", c.Nodes[i].DSN(name))
+		retry := eventstore.WithRetry(eventstore.Retry{Attempts: *flagGaleraTries, Max: *flagGaleraMax,
+			OnRetry: func(attempt int, _ error) {
+				retries[i].Add(1)
+				for m := maxTries.Load(); int64(attempt+2) > m && !maxTries.CompareAndSwap(m, int64(attempt+2)); m = maxTries.Load() {
+				}
+			}})
+		var extra []string
+		if *flagGaleraDSN != "" {
+			extra = append(extra, *flagGaleraDSN)
+		}
+		db, err := sql.Open("mysql", c.Nodes[i].DSN(name, extra...))
 		if err != nil {
 			n.close()
 			return nil, nil, err
@@ -212,13 +243,16 @@ func openGaleraNodes(ctx context.Context, c *harness.GaleraCluster, cat dialect.
 // openReplicated opens an engine on a node that may not have applied the
 // schema node 1 just created yet (DDL replicates in total order but
 // applies on each node in its own time: an open on node 2 right after
-// found a table missing): it tries again while a table is missing, for at
+// found a table missing, reported either way: engine.ErrSchemaMissing or,
+// from the schema check of an area switched off, schema.ErrMissingTable):
+// it tries again while a table is missing, for at
 // most 30 s (a hang guard).
 func openReplicated(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg engine.Config) (*engine.Engine, error) {
 	guard := time.Now().Add(30 * time.Second)
 	for {
 		e, err := engine.Open(ctx, db, cat, cfg)
-		if err == nil || !errors.Is(err, engine.ErrSchemaMissing) || time.Now().After(guard) {
+		missing := errors.Is(err, engine.ErrSchemaMissing) || errors.Is(err, schema.ErrMissingTable)
+		if err == nil || !missing || time.Now().After(guard) {
 			return e, err
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -243,19 +277,26 @@ func runGaleraCase(ctx context.Context, c *harness.GaleraCluster, cat dialect.Ca
 		return galeraResult{}, fmt.Errorf("creating the schema through node 1: %w", err)
 	}
 	defer ce.Close()
-	var retries atomic.Int64
-	nodes, adv, err := openGaleraNodes(ctx, c, cat, name, gc, &retries)
+	retries := make([]atomic.Int64, len(c.Nodes))
+	var maxTries atomic.Int64
+	nodes, adv, err := openGaleraNodes(ctx, c, cat, name, gc, retries, &maxTries)
 	if err != nil {
 		return galeraResult{}, err
 	}
 	defer nodes.close()
+	before := readWsrepAll(ctx, nodes.dbs)
 	runCtx, stop := context.WithCancel(ctx)
 	advDone := make(chan struct{})
 	go func() { defer close(advDone); _ = adv.Run(runCtx) }()
 	defer func() { stop(); <-advDone }()
 
 	res, acked := galeraWrite(ctx, nodes.stores, gc)
-	res.retries = retries.Load()
+	res.wsrep = diffWsrep(before, readWsrepAll(ctx, nodes.dbs))
+	res.maxTries = int(maxTries.Load())
+	for i := range retries {
+		res.nodeRetries = append(res.nodeRetries, retries[i].Load())
+		res.retries += retries[i].Load()
+	}
 	for _, s := range nodes.stores {
 		res.batches += s.GroupCommitStats().Batches
 	}
@@ -266,19 +307,21 @@ func runGaleraCase(ctx context.Context, c *harness.GaleraCluster, cat dialect.Ca
 // galeraWrite runs the writers for *flagGaleraTime and returns the
 // acknowledged events (id → position).
 func galeraWrite(ctx context.Context, stores []*eventstore.Store, gc galeraCase) (galeraResult, map[string]int64) {
-	var res galeraResult
+	res := galeraResult{nodeFailed: make([]int, len(stores)), nodeAcked: make([]int, len(stores))}
 	var mu sync.Mutex
 	acked := map[string]int64{}
 	deadline := time.Now().Add(*flagGaleraTime)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < *flagGaleraWriters; w++ {
-		store := stores[gc.nodes[w%len(gc.nodes)]]
+		node := gc.nodes[w%len(gc.nodes)]
+		store := stores[node]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for time.Now().Before(deadline) {
 				id := uuid.NewString()
+				began := time.Now()
 				a, err := store.Append(ctx, eventstore.Stream{AggregateType: "bench.Account",
 					AggregateID: fmt.Sprintf("acc-%d", rand.IntN(galeraStreams)),
 					Events:      []eventstore.Event{{ID: id, Type: "bench.Deposited", Payload: payload}}})
@@ -286,7 +329,10 @@ func galeraWrite(ctx context.Context, stores []*eventstore.Store, gc galeraCase)
 				switch {
 				case err == nil:
 					acked[id] = a.Positions[0]
+					res.latencies = append(res.latencies, time.Since(began))
+					res.nodeAcked[node]++
 				case errors.Is(err, sqlerr.ErrTransient):
+					res.nodeFailed[node]++
 					if res.failed++; res.failed == 1 {
 						res.failErr = err.Error()
 					}
@@ -300,6 +346,7 @@ func galeraWrite(ctx context.Context, stores []*eventstore.Store, gc galeraCase)
 		}()
 	}
 	wg.Wait()
+	slices.Sort(res.latencies)
 	res.acked = len(acked)
 	res.rate = float64(len(acked)) / time.Since(start).Seconds()
 	return res, acked

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 
@@ -121,5 +122,28 @@ func TestRetryTxStopsAtAPermanentError(t *testing.T) {
 	}
 	if evs, err := s.Load(context.Background(), "acc", "z", -1); err != nil || len(evs) != 0 {
 		t.Fatalf("rolled-back append stored %d events (%v)", len(evs), err)
+	}
+}
+
+// TestDefaultRetryOutlastsMeasuredStarvation: the default budget's
+// expected backoff (half of each try's ceiling, full jitter) covers twice
+// the longest run of transient failures measured on a 3-node Galera
+// cluster written through every node (4.4 s, docs/deployments.md), so a
+// writer the cluster starves that long still gets through. 10 tries, the
+// old default, slept about 0.33 s.
+func TestDefaultRetryOutlastsMeasuredStarvation(t *testing.T) {
+	const longestMeasured = 4400 * time.Millisecond
+	r := DefaultRetry.withDefaults()
+	var expected time.Duration
+	for attempt := 0; attempt+1 < r.Attempts; attempt++ {
+		ceiling := r.Initial << min(attempt, 20)
+		if ceiling > r.Max || ceiling <= 0 {
+			ceiling = r.Max
+		}
+		expected += ceiling / 2
+	}
+	if expected < 2*longestMeasured {
+		t.Errorf("the default retry (%d tries, %v to %v) sleeps %v on average, want at least %v",
+			r.Attempts, r.Initial, r.Max, expected, 2*longestMeasured)
 	}
 }
