@@ -64,7 +64,7 @@ func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error)
 // afterTransient tells that an earlier try (a group commit's) may have
 // committed the append's events.
 func (s *Store) appendAlone(ctx context.Context, streams []Stream, afterTransient bool) (Appended, error) {
-	anyLost, transients := 0, 0
+	anyLost, transients, first := 0, 0, time.Now()
 	for {
 		res, err := s.appendOnce(ctx, streams)
 		if err == nil {
@@ -83,7 +83,7 @@ func (s *Store) appendAlone(ctx context.Context, streams []Stream, afterTransien
 		case conflict && ce.Expected == Any && anyLost < anyRetries:
 			anyLost++ // an Any append only lost the race for the next sequence number
 			continue
-		case !conflict && s.transient(err) && transients+1 < s.retry.Attempts && ctx.Err() == nil:
+		case !conflict && s.transient(err) && s.retry.again(transients, first) && ctx.Err() == nil:
 			if s.retry.OnRetry != nil {
 				s.retry.OnRetry(transients, err)
 			}

@@ -35,14 +35,14 @@ type batchRow struct {
 // appendBatch commits the appends of batch in one transaction, retrying
 // the whole batch on a transient error, and sets each caller's outcome.
 func (s *Store) appendBatch(ctx context.Context, batch []*pending) {
-	afterTransient := false
+	afterTransient, first := false, time.Now()
 	for transients := 0; ; transients++ {
 		err := s.batchOnce(ctx, batch)
 		switch {
 		case err == nil:
 			s.settle(ctx, batch, afterTransient)
 			return
-		case s.transient(err) && transients+1 < s.retry.Attempts:
+		case s.transient(err) && s.retry.again(transients, first):
 			if s.retry.OnRetry != nil {
 				s.retry.OnRetry(transients, err)
 			}

@@ -15,13 +15,14 @@ import (
 
 // Retry is how transient database errors (sqlerr.IsTransient: deadlock,
 // serialization or Galera certification failure, lock timeout, connection
-// lost) are retried: up to Attempts tries in all, sleeping a random time in
+// lost) are retried: up to Attempts tries in all, none started after
+// Budget, sleeping a random time in
 // [0, min(Max, Initial·2^n)] before try n+1 ("full jitter": competing
 // writers that failed together do not retry together).
 type Retry struct {
 	// Attempts is the number of tries, the first included; 1 turns retries
 	// off. Default 100: the tries are not independent, so the budget is
-	// sized in time, from the longest run of failures measured. On a
+	// sized in time (see Budget), and Attempts is only its backstop. On a
 	// 3-node Galera cluster written through every node (8 writers, load
 	// 8-10 on 2 cores) the node whose commits certify first wins again
 	// and again while the others' transactions on the counter row are
@@ -33,13 +34,16 @@ type Retry struct {
 	// with backoff capped at Max (200ms) last about 10 s: twice the
 	// longest run measured. A lone server, or Galera written through one
 	// node, needs only a few (0 retries measured there), so the bound only
-	// costs time when the cluster starves a writer. It also holds for
-	// every other transient error: a server that is down (each try
-	// refused at once) is reported after ~10 s of backoff instead of
-	// ~0.5 s, and a lock wait timeout (InnoDB's 50 s) is waited for up to
-	// 100 times; bound them with the caller's ctx deadline or a smaller
-	// Attempts.
+	// costs time when the cluster starves a writer.
 	Attempts int
+	// Budget bounds the time spent trying: no new try starts once Budget
+	// has passed since the first one began. Default 10 s, the same twice
+	// the longest Galera starvation measured. It is what keeps a slow
+	// transient error cheap where Attempts alone would not: a lock wait
+	// timeout (InnoDB waits 50 s) is not tried again at all, instead of up
+	// to 100 times, and a server that is down is reported after ~10 s.
+	// The caller's ctx deadline bounds it further.
+	Budget time.Duration
 	// Initial is the first backoff's ceiling; default 2ms (about one
 	// append's round trips on a LAN).
 	Initial time.Duration
@@ -53,11 +57,14 @@ type Retry struct {
 }
 
 // DefaultRetry is the policy Append uses unless WithRetry says otherwise.
-var DefaultRetry = Retry{Attempts: 100, Initial: 2 * time.Millisecond, Max: 200 * time.Millisecond}
+var DefaultRetry = Retry{Attempts: 100, Budget: 10 * time.Second, Initial: 2 * time.Millisecond, Max: 200 * time.Millisecond}
 
 func (r Retry) withDefaults() Retry {
 	if r.Attempts <= 0 {
 		r.Attempts = DefaultRetry.Attempts
+	}
+	if r.Budget <= 0 {
+		r.Budget = DefaultRetry.Budget
 	}
 	if r.Initial <= 0 {
 		r.Initial = DefaultRetry.Initial
@@ -66,6 +73,12 @@ func (r Retry) withDefaults() Retry {
 		r.Max = DefaultRetry.Max
 	}
 	return r
+}
+
+// again tells whether try attempt+1 (attempt counts from 0) may start,
+// the first try having started at first.
+func (r Retry) again(attempt int, first time.Time) bool {
+	return attempt+1 < r.Attempts && time.Since(first) < r.Budget
 }
 
 // backoff sleeps before try attempt+1 (attempt counts from 0), or returns
@@ -207,9 +220,10 @@ func class40(err error) bool {
 func retryTx(ctx context.Context, r Retry, begin func(context.Context) (*sql.Tx, error),
 	transient func(error) bool, fn func(tx *sql.Tx) error) error {
 	r = r.withDefaults()
+	first := time.Now()
 	for attempt := 0; ; attempt++ {
 		err := runTx(ctx, begin, fn)
-		if err == nil || !transient(err) || attempt+1 >= r.Attempts || ctx.Err() != nil {
+		if err == nil || !transient(err) || !r.again(attempt, first) || ctx.Err() != nil {
 			return err
 		}
 		if r.OnRetry != nil {

@@ -11,7 +11,9 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/sqlerr"
 	sqliteplugin "github.com/tidemarkdb/tidemark/plugins/sqlite"
 )
 
@@ -145,5 +147,42 @@ func TestDefaultRetryOutlastsMeasuredStarvation(t *testing.T) {
 	if expected < 2*longestMeasured {
 		t.Errorf("the default retry (%d tries, %v to %v) sleeps %v on average, want at least %v",
 			r.Attempts, r.Initial, r.Max, expected, 2*longestMeasured)
+	}
+}
+
+// TestRetryBudgetBoundsSlowTransientErrors: a transient error that takes
+// longer than the budget to come back (a lock wait timeout) is not tried
+// again, and one that comes back at once stops being tried once the budget
+// is spent, far below Attempts. With Attempts alone (the code before
+// Budget) both ran 100 tries.
+func TestRetryBudgetBoundsSlowTransientErrors(t *testing.T) {
+	s := openSQLite(t)
+	transient := &sqlerr.Error{Class: dialect.ErrDeadlock, Err: errors.New("deadlock")}
+	cases := []struct {
+		name     string
+		each     time.Duration
+		budget   time.Duration
+		maxCalls int
+	}{
+		{"each try outlasts the budget", 60 * time.Millisecond, 50 * time.Millisecond, 1},
+		{"tries fail fast", 10 * time.Millisecond, 50 * time.Millisecond, 6},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			r := Retry{Attempts: 100, Budget: c.budget, Initial: time.Millisecond, Max: time.Millisecond}
+			begin := func(ctx context.Context) (*sql.Tx, error) { return s.e.DB.BeginTx(ctx, nil) }
+			err := retryTx(context.Background(), r, begin, class40, func(*sql.Tx) error {
+				calls++
+				time.Sleep(c.each)
+				return transient
+			})
+			if !errors.Is(err, transient) {
+				t.Fatalf("err %v, want the transient error", err)
+			}
+			if calls < 1 || calls > c.maxCalls {
+				t.Fatalf("%d tries, want 1..%d within a budget of %v at %v a try", calls, c.maxCalls, c.budget, c.each)
+			}
+		})
 	}
 }
