@@ -163,6 +163,9 @@ func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, co
 		}
 	}
 	seqs := make([]int64, len(rows))
+	if s.group != nil && s.group.fault != nil {
+		s.group.fault()
+	}
 	if err := s.insertBatch(ctx, q, rows, all, seqs); err != nil {
 		return err
 	}
