@@ -59,10 +59,19 @@ func (s *Store) appendBatch(ctx context.Context, batch []*pending) {
 		// id, a stream moved by another process): every caller runs alone,
 		// so each gets the outcome and error it would have had alone.
 		for _, p := range batch {
-			p.res, p.err = s.appendAlone(context.WithoutCancel(p.ctx), p.streams, afterTransient)
+			p.res, p.err = s.appendAloneInBatch(p, afterTransient)
 		}
 		return
 	}
+}
+
+// appendAloneInBatch runs p alone for its batch: whatever p's ctx does (the
+// batch promised to run), and with a ctx cancelled on the way out, so that
+// a panic leaves no transaction open (database/sql rolls it back).
+func (s *Store) appendAloneInBatch(p *pending, afterTransient bool) (Appended, error) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(p.ctx))
+	defer cancel()
+	return s.appendAlone(ctx, p.streams, afterTransient)
 }
 
 // settle finishes a committed batch: the advancer is nudged once, and after
