@@ -238,15 +238,11 @@ func (g *groupCommit) take() []*pending {
 // A panic is recovered here: without it the leader's goroutine unwinds with
 // the lead held, and every queued caller (and every later one) waits
 // forever. Each caller of the batch not yet answered gets a
-// *GroupCommitPanicError, and runBatch hands the lead on. The ctx given to
-// the SQL is cancelled on the way out, so database/sql rolls back a
-// transaction the panic left open (and frees its connection and locks).
+// *GroupCommitPanicError, and runBatch hands the lead on. A transaction the
+// panic leaves open is rolled back: the batch's own by batchOnce's defers,
+// a lone append's by database/sql once rollbackOnPanic's ctx is cancelled.
 func (s *Store) commitGroup(batch []*pending) {
-	var cancel context.CancelFunc
 	defer func() {
-		if cancel != nil {
-			cancel()
-		}
 		if v := recover(); v != nil {
 			perr := &GroupCommitPanicError{Value: v, Stack: debug.Stack()}
 			slog.Error("eventstore: group commit panicked; its callers get ErrGroupCommitPanic",
@@ -258,15 +254,26 @@ func (s *Store) commitGroup(batch []*pending) {
 	}()
 	if len(batch) == 1 {
 		p := batch[0]
-		var ctx context.Context
-		ctx, cancel = context.WithCancel(p.ctx)
+		ctx, cancel := s.rollbackOnPanic(p.ctx, p.streams)
+		defer cancel()
 		p.answer(s.appendAlone(ctx, p.streams, false))
 		return
 	}
-	var ctx context.Context
-	ctx, cancel = context.WithCancel(context.WithoutCancel(batch[0].ctx))
-	s.appendBatch(ctx, batch)
+	s.appendBatch(context.WithoutCancel(batch[0].ctx), batch)
 	for _, p := range batch {
 		p.answer(p.res, p.err)
 	}
+}
+
+// rollbackOnPanic is ctx for a lone append of streams, cancelled by the
+// returned func, which the caller defers: Append's transaction
+// (appendInTx) is not rolled back by a defer of its own, and database/sql
+// rolls back a transaction whose ctx ends. A one-statement append opens no
+// transaction and keeps ctx as it is (a cancellable ctx costs pgx a
+// goroutine per query).
+func (s *Store) rollbackOnPanic(ctx context.Context, streams []Stream) (context.Context, context.CancelFunc) {
+	if s.oneStatement(streams) {
+		return ctx, func() {}
+	}
+	return context.WithCancel(ctx)
 }

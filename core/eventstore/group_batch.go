@@ -66,10 +66,9 @@ func (s *Store) appendBatch(ctx context.Context, batch []*pending) {
 }
 
 // appendAloneInBatch runs p alone for its batch: whatever p's ctx does (the
-// batch promised to run), and with a ctx cancelled on the way out, so that
-// a panic leaves no transaction open (database/sql rolls it back).
+// batch promised to run), rolled back if it panics (rollbackOnPanic).
 func (s *Store) appendAloneInBatch(p *pending, afterTransient bool) (Appended, error) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(p.ctx))
+	ctx, cancel := s.rollbackOnPanic(context.WithoutCancel(p.ctx), p.streams)
 	defer cancel()
 	return s.appendAlone(ctx, p.streams, afterTransient)
 }
