@@ -61,4 +61,3 @@ func groupTrace(ctx context.Context, cat dialect.Catalogue, driver, dsn string) 
 	}
 	return nil
 }
-
