@@ -152,6 +152,13 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 		}
 		return b.followCPU(ctx)
 	}
+	if *flagGroupTrace {
+		db, err := prov.Open(ctx, tg.engine, tg.driver)
+		if err != nil {
+			return err
+		}
+		return groupTrace(ctx, loaded.Catalogue, tg.driver, db.DSN)
+	}
 	if *flagGroupOnly {
 		b, err := fresh()
 		if err != nil {
@@ -260,6 +267,11 @@ func newBench(ctx context.Context, cat dialect.Catalogue, driver, dsn string) (*
 	if err != nil {
 		return nil, err
 	}
+	return newBenchDB(ctx, cat, driver, db)
+}
+
+// newBenchDB is newBench on an opened db (a counting one, say).
+func newBenchDB(ctx context.Context, cat dialect.Catalogue, driver string, db *sql.DB) (*bench, error) {
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
 	if base, err := engine.Open(ctx, db, cat, engine.Config{Names: baselineNames()}); err != nil {

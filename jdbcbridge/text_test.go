@@ -3,6 +3,7 @@ package jdbcbridge
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -85,4 +86,33 @@ func assertInvalidText(t *testing.T, err error) {
 	if !errors.Is(err, ErrInvalidText) || !errors.As(err, &be) || be.State != "22021" {
 		t.Fatalf("got %v, want ErrInvalidText (SQLSTATE 22021)", err)
 	}
+}
+
+// TestClobTextAroundTheStreamLimit: text bound to a CLOB parameter goes with setString up to
+// 64 Ki UTF-16 units and as a character stream above (Values.CLOB_STRING_MAX); on both sides of
+// the limit, with a 4-byte character straddling it, the text round-trips exactly.
+func TestClobTextAroundTheStreamLimit(t *testing.T) {
+	const limit = 64 * 1024
+	forEngines(t, func(t *testing.T, e engine) {
+		db := e.open(t)
+		mustExec(t, db, "CREATE TABLE clobs (id INT PRIMARY KEY, c CLOB)")
+		cases := map[int]string{
+			1: strings.Repeat("a", limit),
+			2: strings.Repeat("a", limit+1),
+			3: strings.Repeat("a", limit-1) + "\U0001F600", // the pair crosses the limit
+			4: "{\"amount\":100,\"note\":\"é\U0001F600\"}",
+		}
+		for id, s := range cases {
+			mustExec(t, db, "INSERT INTO clobs (id, c) VALUES (?, ?)", id, s)
+		}
+		for id, want := range cases {
+			var got string
+			if err := db.QueryRow("SELECT c FROM clobs WHERE id = ?", id).Scan(&got); err != nil {
+				t.Fatalf("case %d: %v", id, err)
+			}
+			if got != want {
+				t.Errorf("case %d: %d bytes back for %d sent", id, len(got), len(want))
+			}
+		}
+	})
 }

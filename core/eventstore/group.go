@@ -2,6 +2,10 @@ package eventstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -67,18 +71,60 @@ type groupCommit struct {
 	leading bool       // a caller leads a batch (or is handed the lead)
 
 	batches, callers, maxCallers atomic.Int64
+
+	// fault, when set (by tests), runs in every batch of two or more
+	// callers inside its transaction, right before the insert: a panic
+	// there is one with the counter and the transaction held.
+	fault func()
 }
 
 // pending is one queued Append.
 type pending struct {
-	ctx     context.Context
-	streams []Stream
-	events  int
-	res     Appended
-	err     error
-	done    chan struct{} // closed once res and err are set
-	lead    chan struct{} // closed when this caller is handed the lead
-	handed  bool          // under mu: lead handed (it can no longer leave)
+	ctx      context.Context
+	streams  []Stream
+	events   int
+	res      Appended
+	err      error
+	done     chan struct{} // closed once res and err are set
+	lead     chan struct{} // closed when this caller is handed the lead
+	handed   bool          // under mu: lead handed (it can no longer leave)
+	answered bool          // done closed (only the leader of its batch touches it)
+}
+
+// answer sets p's outcome and wakes it, once.
+func (p *pending) answer(res Appended, err error) {
+	if p.answered {
+		return
+	}
+	p.res, p.err, p.answered = res, err, true
+	close(p.done)
+}
+
+// ErrGroupCommitPanic is what a caller of a group commit gets when
+// something in its batch panicked (a bug, a driver's panic): see
+// GroupCommitPanicError.
+var ErrGroupCommitPanic = errors.New("group commit panicked")
+
+// GroupCommitPanicError answers every caller of a batch in which a panic
+// was recovered. Whether the batch committed is unknown (the panic may have
+// come after its COMMIT returned, as with a connection lost at commit): an
+// append retried with the same event ids never stores them twice.
+type GroupCommitPanicError struct {
+	Value any    // what was passed to panic
+	Stack []byte // the panicking goroutine's stack
+}
+
+func (e *GroupCommitPanicError) Error() string {
+	return fmt.Sprintf("eventstore: group commit panicked (outcome unknown): %v", e.Value)
+}
+
+// Is makes errors.Is(err, ErrGroupCommitPanic) true.
+func (e *GroupCommitPanicError) Is(target error) bool { return target == ErrGroupCommitPanic }
+
+// Unwrap returns the panic value when it is an error.
+func (e *GroupCommitPanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
 }
 
 // append queues streams and returns their own outcome.
@@ -170,8 +216,7 @@ func (g *groupCommit) take() []*pending {
 	for n < len(g.queue) {
 		p := g.queue[n]
 		if p.ctx.Err() != nil {
-			p.err = p.ctx.Err()
-			close(p.done)
+			p.answer(Appended{}, p.ctx.Err())
 			n++
 			continue
 		}
@@ -189,15 +234,46 @@ func (g *groupCommit) take() []*pending {
 // commitGroup runs a batch and answers each of its callers. A caller alone
 // takes Append's own path with its own ctx (what it would do without group
 // commit); a batch runs to its end whatever its callers' ctx do.
+//
+// A panic is recovered here: without it the leader's goroutine unwinds with
+// the lead held, and every queued caller (and every later one) waits
+// forever. Each caller of the batch not yet answered gets a
+// *GroupCommitPanicError, and runBatch hands the lead on. A transaction the
+// panic leaves open is rolled back: the batch's own by batchOnce's defers,
+// a lone append's by database/sql once rollbackOnPanic's ctx is cancelled.
 func (s *Store) commitGroup(batch []*pending) {
+	defer func() {
+		if v := recover(); v != nil {
+			perr := &GroupCommitPanicError{Value: v, Stack: debug.Stack()}
+			slog.Error("eventstore: group commit panicked; its callers get ErrGroupCommitPanic",
+				"callers", len(batch), "panic", v, "stack", string(perr.Stack))
+			for _, p := range batch {
+				p.answer(Appended{}, perr)
+			}
+		}
+	}()
 	if len(batch) == 1 {
 		p := batch[0]
-		p.res, p.err = s.appendAlone(p.ctx, p.streams, false)
-		close(p.done)
+		ctx, cancel := s.rollbackOnPanic(p.ctx, p.streams)
+		defer cancel()
+		p.answer(s.appendAlone(ctx, p.streams, false))
 		return
 	}
 	s.appendBatch(context.WithoutCancel(batch[0].ctx), batch)
 	for _, p := range batch {
-		close(p.done)
+		p.answer(p.res, p.err)
 	}
+}
+
+// rollbackOnPanic is ctx for a lone append of streams, cancelled by the
+// returned func, which the caller defers: Append's transaction
+// (appendInTx) is not rolled back by a defer of its own, and database/sql
+// rolls back a transaction whose ctx ends. A one-statement append opens no
+// transaction and keeps ctx as it is (a cancellable ctx costs pgx a
+// goroutine per query).
+func (s *Store) rollbackOnPanic(ctx context.Context, streams []Stream) (context.Context, context.CancelFunc) {
+	if s.oneStatement(streams) {
+		return ctx, func() {}
+	}
+	return context.WithCancel(ctx)
 }

@@ -59,10 +59,18 @@ func (s *Store) appendBatch(ctx context.Context, batch []*pending) {
 		// id, a stream moved by another process): every caller runs alone,
 		// so each gets the outcome and error it would have had alone.
 		for _, p := range batch {
-			p.res, p.err = s.appendAlone(context.WithoutCancel(p.ctx), p.streams, afterTransient)
+			p.res, p.err = s.appendAloneInBatch(p, afterTransient)
 		}
 		return
 	}
+}
+
+// appendAloneInBatch runs p alone for its batch: whatever p's ctx does (the
+// batch promised to run), rolled back if it panics (rollbackOnPanic).
+func (s *Store) appendAloneInBatch(p *pending, afterTransient bool) (Appended, error) {
+	ctx, cancel := s.rollbackOnPanic(context.WithoutCancel(p.ctx), p.streams)
+	defer cancel()
+	return s.appendAlone(ctx, p.streams, afterTransient)
 }
 
 // settle finishes a committed batch: the advancer is nudged once, and after
@@ -163,6 +171,9 @@ func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, co
 		}
 	}
 	seqs := make([]int64, len(rows))
+	if s.group != nil && s.group.fault != nil {
+		s.group.fault()
+	}
 	if err := s.insertBatch(ctx, q, rows, all, seqs); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Counts are the statements counted so far.
@@ -30,15 +31,21 @@ type Counts struct {
 	// used.
 	Rows      atomic.Int64
 	CountRows bool
+	// Timed, set with ByText before Open, also sums each text's wall time
+	// in the driver call (for a query: until its first rows came back).
+	Timed bool
 
 	mu    sync.Mutex
 	texts map[string]int64
+	times map[string]time.Duration
 }
 
-// Text is one statement's SQL and how often it was sent.
+// Text is one statement's SQL, how often it was sent and (Timed) the
+// time its driver calls took in all.
 type Text struct {
 	SQL   string
 	Count int64
+	Time  time.Duration
 }
 
 // Texts returns the statements counted by text (ByText), most frequent
@@ -48,7 +55,7 @@ func (c *Counts) Texts() []Text {
 	defer c.mu.Unlock()
 	out := make([]Text, 0, len(c.texts))
 	for q, n := range c.texts {
-		out = append(out, Text{q, n})
+		out = append(out, Text{q, n, c.times[q]})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Count != out[j].Count {
@@ -63,7 +70,21 @@ func (c *Counts) Texts() []Text {
 func (c *Counts) ResetTexts() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.texts = nil
+	c.texts, c.times = nil, nil
+}
+
+// since adds the time since start to q's sum (Timed).
+func (c *Counts) since(q string, start time.Time) {
+	if !c.Timed || !c.ByText {
+		return
+	}
+	d := time.Since(start)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.times == nil {
+		c.times = map[string]time.Duration{}
+	}
+	c.times[q] += d
 }
 
 func (c *Counts) stmt(q string) {
@@ -154,6 +175,7 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error
 }
 
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	defer c.c.since("BEGIN", time.Now())
 	var tx driver.Tx
 	var err error
 	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
@@ -173,7 +195,9 @@ func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedVal
 	if !ok {
 		return nil, driver.ErrSkip
 	}
+	start := time.Now()
 	r, err := e.ExecContext(ctx, q, args)
+	c.c.since(q, start)
 	if !errors.Is(err, driver.ErrSkip) {
 		c.c.stmt(q)
 	}
@@ -185,7 +209,9 @@ func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedVa
 	if !ok {
 		return nil, driver.ErrSkip
 	}
+	start := time.Now()
 	r, err := e.QueryContext(ctx, q, args)
+	c.c.since(q, start)
 	if !errors.Is(err, driver.ErrSkip) {
 		c.c.stmt(q)
 	}
@@ -228,6 +254,7 @@ type stmt struct {
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	s.c.stmt(s.q)
+	defer s.c.since(s.q, time.Now())
 	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
 		return e.ExecContext(ctx, args)
 	}
@@ -240,6 +267,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	s.c.stmt(s.q)
+	defer s.c.since(s.q, time.Now())
 	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
 		r, err := q.QueryContext(ctx, args)
 		return s.c.rows(r), err
@@ -275,5 +303,14 @@ type txn struct {
 	c *Counts
 }
 
-func (t *txn) Commit() error   { t.c.tx("COMMIT"); return t.Tx.Commit() }
-func (t *txn) Rollback() error { t.c.tx("ROLLBACK"); return t.Tx.Rollback() }
+func (t *txn) Commit() error {
+	t.c.tx("COMMIT")
+	defer t.c.since("COMMIT", time.Now())
+	return t.Tx.Commit()
+}
+
+func (t *txn) Rollback() error {
+	t.c.tx("ROLLBACK")
+	defer t.c.since("ROLLBACK", time.Now())
+	return t.Tx.Rollback()
+}
