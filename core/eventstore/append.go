@@ -131,14 +131,20 @@ func (s *Store) appendInTx(ctx context.Context, streams []Stream) (Appended, err
 			s.counterMu.Unlock()
 		}
 	}()
+	// Registered after the unlock, so it runs first: on an error or a
+	// panic the counter row's lock is released before the next append of
+	// this process takes the mutex. After a commit it is a no-op.
+	defer func() { _ = tx.Rollback() }()
 	var beforeLock func()
 	if s.e.Positions.Queues() && !s.e.Cat.Locks.SerializesWriters {
 		beforeLock = func() { s.counterMu.Lock(); locked = true }
 	}
 	res, err := s.append(ctx, tx, streams, false, beforeLock)
 	if err != nil {
-		_ = tx.Rollback()
 		return Appended{}, err
+	}
+	if s.txFault != nil {
+		s.txFault()
 	}
 	if err := tx.Commit(); err != nil {
 		return Appended{}, s.translate(ctx, err, streams, "")

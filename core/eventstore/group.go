@@ -240,7 +240,7 @@ func (g *groupCommit) take() []*pending {
 // forever. Each caller of the batch not yet answered gets a
 // *GroupCommitPanicError, and runBatch hands the lead on. A transaction the
 // panic leaves open is rolled back: the batch's own by batchOnce's defers,
-// a lone append's by database/sql once rollbackOnPanic's ctx is cancelled.
+// a lone append's by appendInTx's.
 func (s *Store) commitGroup(batch []*pending) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -254,26 +254,11 @@ func (s *Store) commitGroup(batch []*pending) {
 	}()
 	if len(batch) == 1 {
 		p := batch[0]
-		ctx, cancel := s.rollbackOnPanic(p.ctx, p.streams)
-		defer cancel()
-		p.answer(s.appendAlone(ctx, p.streams, false))
+		p.answer(s.appendAlone(p.ctx, p.streams, false))
 		return
 	}
 	s.appendBatch(context.WithoutCancel(batch[0].ctx), batch)
 	for _, p := range batch {
 		p.answer(p.res, p.err)
 	}
-}
-
-// rollbackOnPanic is ctx for a lone append of streams, cancelled by the
-// returned func, which the caller defers: Append's transaction
-// (appendInTx) is not rolled back by a defer of its own, and database/sql
-// rolls back a transaction whose ctx ends. A one-statement append opens no
-// transaction and keeps ctx as it is (a cancellable ctx costs pgx a
-// goroutine per query).
-func (s *Store) rollbackOnPanic(ctx context.Context, streams []Stream) (context.Context, context.CancelFunc) {
-	if s.oneStatement(streams) {
-		return ctx, func() {}
-	}
-	return context.WithCancel(ctx)
 }

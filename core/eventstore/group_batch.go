@@ -66,11 +66,9 @@ func (s *Store) appendBatch(ctx context.Context, batch []*pending) {
 }
 
 // appendAloneInBatch runs p alone for its batch: whatever p's ctx does (the
-// batch promised to run), rolled back if it panics (rollbackOnPanic).
+// batch promised to run); appendInTx rolls it back if it panics.
 func (s *Store) appendAloneInBatch(p *pending, afterTransient bool) (Appended, error) {
-	ctx, cancel := s.rollbackOnPanic(context.WithoutCancel(p.ctx), p.streams)
-	defer cancel()
-	return s.appendAlone(ctx, p.streams, afterTransient)
+	return s.appendAlone(context.WithoutCancel(p.ctx), p.streams, afterTransient)
 }
 
 // settle finishes a committed batch: the advancer is nudged once, and after

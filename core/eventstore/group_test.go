@@ -125,3 +125,38 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestPanicInAppendRollsBack: a panic inside a lone append's transaction
+// (rows inserted, no commit) rolls the transaction back on the way out, so
+// nothing is stored and the next append gets the write lock. On the old
+// code the transaction stayed open: SQLite's write lock was held and the
+// next append failed after the busy timeout (or the guard's deadline).
+func TestPanicInAppendRollsBack(t *testing.T) {
+	s := openSQLite(t)
+	s.group = nil // a lone append, Append's own path
+	var faulted atomic.Bool
+	s.txFault = func() {
+		if faulted.CompareAndSwap(false, true) {
+			panic("boom")
+		}
+	}
+	one := func(id string) Stream {
+		return Stream{AggregateType: "t.A", AggregateID: id, Expected: NoStream, Events: []Event{{Type: "t.E", Payload: []byte(`{}`)}}}
+	}
+	func() {
+		defer func() {
+			if v := recover(); v != "boom" {
+				t.Fatalf("recovered %v, want the fault's panic", v)
+			}
+		}()
+		_, _ = s.Append(context.Background(), one("panicked"))
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // below the 10 s busy timeout
+	defer cancel()
+	if _, err := s.Append(ctx, one("next")); err != nil {
+		t.Fatalf("the append after the panic: %v", err)
+	}
+	if got, err := s.Load(context.Background(), "t.A", "panicked", -1); err != nil || len(got) != 0 {
+		t.Fatalf("the panicked append stored %d events (%v)", len(got), err)
+	}
+}

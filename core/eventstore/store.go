@@ -31,6 +31,7 @@ type Store struct {
 	events    *engine.Insert // the event insert
 	writeMu   sync.Mutex     // serializes appends where the engine allows one writer
 	counterMu sync.Mutex     // queues this process's appends for the counter row
+	txFault   func()         // tests only: runs in appendInTx before the commit
 	retry     Retry          // how Append retries transient errors
 	group     *groupCommit   // queued appends; nil when group commit is off
 }
