@@ -44,7 +44,9 @@ type Holder struct {
 // transaction is in flight, the mark moves with one write and nothing is
 // recorded. Only a horizon still waiting is recorded as the pending pair,
 // for a later cycle or another holder. In steady state with work that is
-// four statements (end, horizon, check, advance) and the notification.
+// four statements (end, horizon, check, advance) and the notification;
+// with xid.end_horizon and hwm.advance_notify (PostgreSQL) three, or two
+// when the end's own statement already saw the horizon pass.
 func (a *Advancer) cycleHorizon(ctx context.Context, s state, end int64, hr horizonRead) (bool, error) {
 	moved := false
 	if s.pendingEnd.Valid && s.pendingHorizon.Valid {
