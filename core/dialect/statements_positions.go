@@ -54,6 +54,19 @@ const (
 	// such as 42501), the core uses OldestRunningXID (cluster-wide) from
 	// then on.
 	OldestHolderXID StatementID = "xid.oldest_holder"
+	// EndHorizon (sequence, optional) folds CommittedEnd, CurrentXID and a
+	// first OldestRunningXID into one statement returning one row
+	// (end, xid, oldest): end as CommittedEnd; xid, NULL unless end >
+	// #{mark}, a transaction id assigned strictly after end was read (the
+	// claim of the horizon needs that order within the statement, e.g. end
+	// from a materialised CTE and the id in a CASE on it); oldest the
+	// OldestRunningXID of the statement's own snapshot, which was taken
+	// before xid was assigned. Such a snapshot is stale but only ever
+	// errs towards waiting: its oldest is at most xid, and equal only when
+	// no transaction older than xid was in flight or unseen when it was
+	// taken, so the core moves the mark at once when oldest >= xid and runs
+	// the horizon check otherwise. When absent the core runs the three.
+	EndHorizon StatementID = "xid.end_horizon"
 )
 
 var positionTable = []string{"position_table"}
@@ -70,4 +83,5 @@ var positionStatements = []StatementSpec{
 	{ID: CurrentXID, Strategy: SequenceXIDHorizon, Returns: []string{"xid"}},
 	{ID: OldestRunningXID, Strategy: SequenceXIDHorizon, Returns: []string{"xid"}},
 	{ID: OldestHolderXID, Strategy: SequenceXIDHorizon, Optional: true, Returns: []string{"xid", "database", "since"}},
+	{ID: EndHorizon, Strategy: SequenceXIDHorizon, Optional: true, Binds: []string{"mark"}, Tables: positionTable, Returns: []string{"end", "xid", "oldest"}},
 }

@@ -44,8 +44,10 @@ type Holder struct {
 // transaction is in flight, the mark moves with one write and nothing is
 // recorded. Only a horizon still waiting is recorded as the pending pair,
 // for a later cycle or another holder. In steady state with work that is
-// four statements (end, horizon, check, advance) and the notification.
-func (a *Advancer) cycleHorizon(ctx context.Context, s state, end int64) (bool, error) {
+// four statements (end, horizon, check, advance) and the notification;
+// with xid.end_horizon and hwm.advance_notify (PostgreSQL) three, or two
+// when the end's own statement already saw the horizon pass.
+func (a *Advancer) cycleHorizon(ctx context.Context, s state, end int64, hr horizonRead) (bool, error) {
 	moved := false
 	if s.pendingEnd.Valid && s.pendingHorizon.Valid {
 		// A pair recorded by this advancer during its lease belongs to this
@@ -78,7 +80,7 @@ func (a *Advancer) cycleHorizon(ctx context.Context, s state, end int64) (bool, 
 		}
 	}
 	if end > s.mark {
-		m, err := a.advanceTo(ctx, end)
+		m, err := a.advanceTo(ctx, end, hr)
 		if err != nil {
 			return moved, err
 		}
@@ -92,18 +94,57 @@ func (a *Advancer) cycleHorizon(ctx context.Context, s state, end int64) (bool, 
 	return moved, nil
 }
 
-// advanceTo takes a transaction id as the horizon of end (read before it),
-// checks it at once, and moves the mark to end when it passed, or records
-// the pair as pending when it did not.
-func (a *Advancer) advanceTo(ctx context.Context, end int64) (bool, error) {
-	var horizon int64
-	if err := a.e.QueryRow(ctx, a.e.DB, dialect.CurrentXID, nil, nil).Scan(&horizon); err != nil {
-		return false, fmt.Errorf("taking the horizon transaction id: %w", err)
-	}
-	// The horizon was taken just now on this database: no foreign check.
-	st, err := a.horizonPassed(ctx, horizon, false)
+// horizonRead is what xid.end_horizon returned beside the end: the
+// horizon it took (valid: end was past the mark) and whether the
+// statement's own snapshot already showed nothing older in flight.
+type horizonRead struct {
+	valid   bool
+	horizon int64
+	passed  bool
+}
+
+// endHorizon reads the end, takes the horizon when the end is past mark
+// and checks it against the statement's snapshot, in one statement. That
+// snapshot was taken before the horizon, so its oldest running id is at
+// most the horizon and equals it only when every older transaction had
+// ended (or, for ids it does not list, was not yet assigned) when it was
+// taken: a pass is a pass of the fresh check too. Otherwise the fresh
+// check runs as before. The snapshot is cluster-wide (no privileges
+// needed): a transaction of another database makes the fresh check run.
+func (a *Advancer) endHorizon(ctx context.Context, mark int64) (int64, horizonRead, error) {
+	var end int64
+	var horizon, oldest sql.NullInt64
+	err := a.e.QueryRow(ctx, a.e.DB, dialect.EndHorizon, map[string]string{"position_table": a.opts.PositionTable},
+		map[string]any{"mark": mark}).Scan(&end, &horizon, &oldest)
 	if err != nil {
-		return false, err
+		return 0, horizonRead{}, fmt.Errorf("reading committed end and horizon of %s: %w", a.opts.PositionTable, err)
+	}
+	if !horizon.Valid {
+		return end, horizonRead{}, nil
+	}
+	return end, horizonRead{valid: true, horizon: horizon.Int64, passed: oldest.Valid && oldest.Int64 >= horizon.Int64}, nil
+}
+
+// advanceTo takes a transaction id as the horizon of end (read before it)
+// unless hr carries one, checks it at once (hr's pass saves the check), and
+// moves the mark to end when it passed, or records the pair as pending
+// when it did not.
+func (a *Advancer) advanceTo(ctx context.Context, end int64, hr horizonRead) (bool, error) {
+	horizon := hr.horizon
+	if !hr.valid {
+		if err := a.e.QueryRow(ctx, a.e.DB, dialect.CurrentXID, nil, nil).Scan(&horizon); err != nil {
+			return false, fmt.Errorf("taking the horizon transaction id: %w", err)
+		}
+	}
+	st := horizonPassed
+	if hr.valid && hr.passed {
+		a.reportHolder(Holder{Scope: a.Scope()}, false)
+	} else {
+		// The horizon was taken just now on this database: no foreign check.
+		var err error
+		if st, err = a.horizonPassed(ctx, horizon, false); err != nil {
+			return false, err
+		}
 	}
 	if st == horizonPassed {
 		return a.advance(ctx, end)

@@ -360,7 +360,7 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 		a.observe(s.mark)
 		a.ownPending = false
 	}
-	end, err := a.end(ctx, holding, s.mark)
+	end, hr, err := a.end(ctx, holding, s.mark)
 	if err != nil {
 		return false, err
 	}
@@ -385,7 +385,7 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 	if a.e.Positions.EndIsCommitted() {
 		return a.cycleCounter(ctx, s, end)
 	}
-	return a.cycleHorizon(ctx, s, end)
+	return a.cycleHorizon(ctx, s, end, hr)
 }
 
 // lost forgets the lease: the next cycle reads the mark row again.
@@ -412,12 +412,17 @@ func (a *Advancer) checkPositions(ctx context.Context) error {
 
 // end is the end a cycle publishes: for the lease holder, the end an
 // append reported (NudgeCommitted) when it is past the mark; otherwise the
-// committed end, read.
-func (a *Advancer) end(ctx context.Context, holding bool, mark int64) (int64, error) {
+// committed end, read. The lease holder of a dialect with xid.end_horizon
+// reads it with the horizon in the same statement (see endHorizon).
+func (a *Advancer) end(ctx context.Context, holding bool, mark int64) (int64, horizonRead, error) {
 	if c := a.committed.Swap(0); holding && c > mark {
-		return c, nil
+		return c, horizonRead{}, nil
 	}
-	return a.committedEnd(ctx, a.e.DB)
+	if holding && !a.e.Positions.EndIsCommitted() && a.e.Has(dialect.EndHorizon) {
+		return a.endHorizon(ctx, mark)
+	}
+	end, err := a.committedEnd(ctx, a.e.DB)
+	return end, horizonRead{}, err
 }
 
 func (a *Advancer) committedEnd(ctx context.Context, q engine.Querier) (int64, error) {
@@ -439,13 +444,12 @@ func (a *Advancer) cycleCounter(ctx context.Context, s state, end int64) (bool, 
 	return moved, err
 }
 
+// advance writes the mark and notifies other processes: with
+// hwm.advance_notify in one statement, else HWMAdvance and, after it
+// committed, HWMNotify.
 func (a *Advancer) advance(ctx context.Context, mark int64) (bool, error) {
-	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMAdvance, nil, a.args(map[string]any{"mark": mark}))
-	if err != nil {
-		a.lost()
-		return false, fmt.Errorf("advancing high-water mark: %w", err)
-	}
-	n, err := res.RowsAffected()
+	folded := a.e.Has(dialect.HWMAdvanceNotify)
+	n, err := a.writeMark(ctx, mark, folded)
 	if err != nil {
 		a.lost()
 		return false, err
@@ -454,7 +458,7 @@ func (a *Advancer) advance(ctx context.Context, mark int64) (bool, error) {
 		// The statement also cleared the pending pair.
 		a.own.mark, a.own.pendingEnd, a.own.pendingHorizon = mark, sql.NullInt64{}, sql.NullInt64{}
 		a.observe(mark)
-		if a.e.Has(dialect.HWMNotify) {
+		if !folded && a.e.Has(dialect.HWMNotify) {
 			_, _ = a.e.Exec(ctx, a.e.DB, dialect.HWMNotify, nil, a.args(nil))
 		}
 		return true, nil
@@ -463,4 +467,28 @@ func (a *Advancer) advance(ctx context.Context, mark int64) (bool, error) {
 	// read the row again next time.
 	a.lost()
 	return false, nil
+}
+
+// writeMark runs the mark's write and returns how many rows it moved (1:
+// moved, 0: the lease lapsed or the mark is already there).
+func (a *Advancer) writeMark(ctx context.Context, mark int64, folded bool) (int64, error) {
+	args := a.args(map[string]any{"mark": mark})
+	if folded {
+		// Only the lease holder writes (an acquire through Exec came
+		// first), so a read-only engine never gets here.
+		var notified sql.NullString
+		err := a.e.QueryRow(ctx, a.e.DB, dialect.HWMAdvanceNotify, nil, args).Scan(&notified)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("advancing high-water mark: %w", err)
+		}
+		return 1, nil
+	}
+	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMAdvance, nil, args)
+	if err != nil {
+		return 0, fmt.Errorf("advancing high-water mark: %w", err)
+	}
+	return res.RowsAffected()
 }

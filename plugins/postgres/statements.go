@@ -40,11 +40,27 @@ func statements() map[dialect.StatementID]string {
 		dialect.OldestRunningXID: `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`,
 		dialect.OldestHolderXID:  oldestHolderXID,
 		dialect.HWMNotify:        `SELECT pg_notify('tidemark_hwm', #{topic})`,
-		dialect.DatabaseNow:      `SELECT ` + clock,
+		// The UPDATE of a data-modifying CTE runs exactly once; pg_notify
+		// runs per row it returned, so only a move notifies, and the
+		// notification is delivered when the statement commits.
+		dialect.HWMAdvanceNotify: `WITH m AS (` + st[dialect.HWMAdvance] + ` RETURNING topic_name) ` +
+			`SELECT pg_notify('tidemark_hwm', m.topic_name)::text AS notified FROM m`,
+		dialect.EndHorizon:  endHorizon,
+		dialect.DatabaseNow: `SELECT ` + clock,
 	})
 	topicStatements(st)
 	return st
 }
+
+// endHorizon is xid.end_horizon. The sequence's value is read in a
+// MATERIALIZED CTE, so it is copied out before the outer row is projected;
+// the CASE then assigns the transaction id only once the value is known
+// and only when it is past the mark (an idle poll assigns no id: ~10 a
+// second would otherwise count towards wraparound for nothing).
+// pg_current_snapshot() is the statement's snapshot, taken before either.
+const endHorizon = `WITH e AS MATERIALIZED (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS end_pos FROM ${position_table}) ` +
+	`SELECT e.end_pos, CASE WHEN e.end_pos > #{mark} THEN pg_current_xact_id()::text::bigint END, ` +
+	`pg_snapshot_xmin(pg_current_snapshot())::text::bigint FROM e`
 
 // eventInsert is ANSI's multi-row insert with the position drawn by the
 // database and returned.
