@@ -192,22 +192,32 @@ func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, co
 }
 
 // computedStreams are the streams (by table and id) whose sequence numbers
-// the insert computes (RowInsert.NextSequence), with no read: every caller
-// of the batch appends to them with Any, where the insert draws positions.
+// the insert computes (RowInsert.NextSequence), with no read: one event in
+// the whole batch, appended with Any, where the insert draws positions.
+// A stream with more events is read once instead, as a lone append does: a
+// subquery per row made a batch of 4 callers × 100 events on PostgreSQL
+// take ~190 ms (1,266 events/s against 26,900 without group commit), the
+// insert of 400 computed rows costing far more than one version read.
 func (s *Store) computedStreams(batch []*pending) map[string]bool {
 	if !s.e.Positions.DrawnByInsert() || s.e.Cat.EventInsert.NextSequence == "" {
 		return nil
 	}
-	out := map[string]bool{}
+	out, events := map[string]bool{}, map[string]int{}
 	for _, p := range batch {
 		for _, st := range p.streams {
 			if len(st.Events) == 0 {
 				continue
 			}
 			k := s.eventTable(st.AggregateType) + "\x00" + st.AggregateID
+			events[k] += len(st.Events)
 			if v, seen := out[k]; !seen || v {
 				out[k] = st.Expected == Any
 			}
+		}
+	}
+	for k, n := range events {
+		if n > 1 {
+			out[k] = false
 		}
 	}
 	return out
