@@ -20,7 +20,7 @@ import (
 // ComputedTail MariaDB also read the version: 5 statements an append).
 func testAnyAppendReadsNoVersion(t T, env *Env) {
 	if !env.Features.ComputedSequence {
-		t.Skipf("%s", "the dialect declares no insert that computes and returns the sequence number (RowInsert.NextSequence with positions drawn by the insert, or with ComputedTail on a counter row): a single-event Any append reads the stream's version")
+		skipf(t, "%s", "the dialect declares no insert that computes and returns the sequence number (RowInsert.NextSequence with positions drawn by the insert, or with ComputedTail on a counter row): a single-event Any append reads the stream's version")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
