@@ -118,8 +118,8 @@ func galeraCell(ctx context.Context) {
 	if tries <= 0 {
 		tries = eventstore.DefaultRetry.Attempts
 	}
-	fmt.Printf("\n== galera (%s), %d writers of single-event appends, %s per case, retry budget %d tries\n",
-		c.Source, *flagGaleraWriters, *flagGaleraTime, tries)
+	fmt.Printf("\n== galera (%s), %d writers of single-event appends, %s per case, retry budget %d tries within %v\n",
+		c.Source, *flagGaleraWriters, *flagGaleraTime, tries, eventstore.DefaultRetry.Budget)
 	for _, g := range strings.Split(*flagGaleraGroup, ",") {
 		group := strings.TrimSpace(g) == "on"
 		var rates [2]float64

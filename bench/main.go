@@ -174,18 +174,19 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 			if err != nil {
 				return err
 			}
-			var ratios []float64
+			var ratios, cpuRatios, tmCPU, blCPU []float64
 			var tmRate, blRate float64
 			for r := 0; r < *flagRounds; r++ {
-				bl := b.appendRate(ctx, writers, batch, true)
-				tm := b.appendRate(ctx, writers, batch, false)
-				ratios = append(ratios, tm/bl)
+				bl, blc := b.appendRate(ctx, writers, batch, true)
+				tm, tmc := b.appendRate(ctx, writers, batch, false)
+				ratios, cpuRatios = append(ratios, tm/bl), append(cpuRatios, tmc/blc)
+				tmCPU, blCPU = append(tmCPU, tmc), append(blCPU, blc)
 				tmRate, blRate = tmRate+tm, blRate+bl
 			}
 			b.close()
 			n := float64(*flagRounds)
-			fmt.Printf("   append  %3d writers × %3d-event tx: %8.0f ev/s vs baseline %8.0f ev/s  ratio %s\n",
-				writers, batch, tmRate/n, blRate/n, summary(ratios))
+			fmt.Printf("   append  %3d writers × %3d-event tx: %8.0f ev/s vs baseline %8.0f ev/s  ratio %s; client CPU %.1f vs %.1f µs/event, ratio %s\n",
+				writers, batch, tmRate/n, blRate/n, summary(ratios), median(tmCPU), median(blCPU), summary(cpuRatios))
 		}
 	}
 	gb, err := fresh()

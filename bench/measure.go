@@ -111,12 +111,14 @@ func (b *bench) tidemarkTx(ctx context.Context, rng *rand.Rand, n int) error {
 	return err
 }
 
-// appendRate runs writers for one cell and returns events per second.
-func (b *bench) appendRate(ctx context.Context, writers, batch int, baseline bool) float64 {
+// appendRate runs writers for one cell and returns events per second and
+// the client process's CPU (user + system, an in-process engine such as
+// SQLite included) per event in µs.
+func (b *bench) appendRate(ctx context.Context, writers, batch int, baseline bool) (float64, float64) {
 	var events atomic.Int64
 	var firstErr atomic.Value
 	deadline := time.Now().Add(*flagCell)
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
@@ -145,7 +147,8 @@ func (b *bench) appendRate(ctx context.Context, writers, batch int, baseline boo
 	if err, _ := firstErr.Load().(error); err != nil {
 		fmt.Printf("   (error during %v cell: %v)\n", map[bool]string{true: "baseline", false: "tidemark"}[baseline], err)
 	}
-	return float64(events.Load()) / time.Since(start).Seconds()
+	n := float64(max(events.Load(), 1))
+	return n / time.Since(start).Seconds(), float64((processCPU() - cpu0).Microseconds()) / n
 }
 
 func (b *bench) publish(ctx context.Context) error {
