@@ -144,6 +144,9 @@ func TestDefaultRetryOutlastsMeasuredStarvation(t *testing.T) {
 		}
 		expected += ceiling / 2
 	}
+	if r.Budget < 2*longestMeasured {
+		t.Errorf("the default retry's time budget %v is below twice the longest starvation measured (%v)", r.Budget, 2*longestMeasured)
+	}
 	if expected < 2*longestMeasured {
 		t.Errorf("the default retry (%d tries, %v to %v) sleeps %v on average, want at least %v",
 			r.Attempts, r.Initial, r.Max, expected, 2*longestMeasured)
