@@ -42,18 +42,8 @@ func followStream(t T, env *Env, buffered bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := oneEventTable(env)
-	openEngine(t, env, cfg) // the schema, created uncounted
 	counts := sqlcount.Counts{CountRows: true}
-	db, err := sqlcount.Open(env.Driver, env.DSN, &counts)
-	if err != nil {
-		t.Fatalf("counting driver: %v", err)
-	}
-	defer db.Close()
-	e, err := engine.Open(ctx, db, env.Catalogue, cfg)
-	if err != nil {
-		t.Fatalf("engine.Open: %v", err)
-	}
-	defer e.Close()
+	e := countedEngine(t, env, cfg, &counts)
 	s := eventstore.New(e, nil)
 	a := hwm.New(e, hwm.Options{})
 	start, err := advanceUntil(ctx, a, s, 0)

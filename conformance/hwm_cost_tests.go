@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
-	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/internal/sqlcount"
@@ -26,18 +25,8 @@ import (
 func testHWMCycleCost(t T, env *Env) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	openEngine(t, env, defaultConfig(env)) // the schema, created uncounted
 	var counts sqlcount.Counts
-	db, err := sqlcount.Open(env.Driver, env.DSN, &counts)
-	if err != nil {
-		t.Fatalf("counting driver: %v", err)
-	}
-	defer db.Close()
-	e, err := engine.Open(ctx, db, env.Catalogue, defaultConfig(env))
-	if err != nil {
-		t.Fatalf("engine.Open: %v", err)
-	}
-	defer e.Close()
+	e := countedEngine(t, env, defaultConfig(env), &counts)
 	s := eventstore.New(e, nil)
 	a := hwm.New(e, hwm.Options{Lease: time.Hour}) // no renewal within the test
 	appendOne := func() int64 {
