@@ -41,7 +41,7 @@ func groupCommitCell(ctx context.Context, b *bench) {
 			rates := map[string]float64{}
 			for i := range sides {
 				sd := sides[(i+r)%len(sides)]
-				rate, lat := timedRate(ctx, writers, sd.run)
+				rate, lat := timedRate(ctx, writers, 1, sd.run)
 				rates[sd.name] = rate
 				sd.rate += rate
 				sd.lat = append(sd.lat, lat...)
@@ -74,9 +74,10 @@ func storeAppend(s *eventstore.Store) func(context.Context, *rand.Rand) error {
 	}
 }
 
-// timedRate runs writers for one cell of *flagCell and returns events per
-// second and every call's latency.
-func timedRate(ctx context.Context, writers int, run func(context.Context, *rand.Rand) error) (float64, []time.Duration) {
+// timedRate runs writers for one cell of *flagCell, each call of run
+// storing perCall events, and returns events per second and every call's
+// latency.
+func timedRate(ctx context.Context, writers, perCall int, run func(context.Context, *rand.Rand) error) (float64, []time.Duration) {
 	var events atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -100,7 +101,7 @@ func timedRate(ctx context.Context, writers int, run func(context.Context, *rand
 					break
 				}
 				mine = append(mine, time.Since(t0))
-				events.Add(1)
+				events.Add(int64(perCall))
 			}
 			mu.Lock()
 			lat = append(lat, mine...)

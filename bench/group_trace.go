@@ -39,12 +39,12 @@ func groupTrace(ctx context.Context, cat dialect.Catalogue, driver, dsn string) 
 		{"baseline", func(ctx context.Context, _ *rand.Rand) error { return b.baselineTx(ctx, 1) }},
 		{"group commit on", storeAppend(on)},
 	} {
-		_, _ = timedRate(ctx, writers, side.run) // warm-up: statements prepared on every connection
+		_, _ = timedRate(ctx, writers, 1, side.run) // warm-up: statements prepared on every connection
 		counts.ResetTexts()
 		before := on.GroupCommitStats()
 		saved := *flagCell
 		*flagCell = dur
-		rate, lat := timedRate(ctx, writers, side.run)
+		rate, lat := timedRate(ctx, writers, 1, side.run)
 		*flagCell = saved
 		after := on.GroupCommitStats()
 		p := percentiles(lat, 0.5, 0.99)

@@ -115,40 +115,16 @@ func (b *bench) tidemarkTx(ctx context.Context, rng *rand.Rand, n int) error {
 // the client process's CPU (user + system, an in-process engine such as
 // SQLite included) per event in µs.
 func (b *bench) appendRate(ctx context.Context, writers, batch int, baseline bool) (float64, float64) {
-	var events atomic.Int64
-	var firstErr atomic.Value
-	deadline := time.Now().Add(*flagCell)
-	start, cpu0 := time.Now(), processCPU()
-	var wg sync.WaitGroup
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
-			for time.Now().Before(deadline) {
-				var err error
-				if baseline {
-					err = b.baselineTx(ctx, batch)
-				} else {
-					err = b.tidemarkTx(ctx, rng, batch)
-				}
-				if err != nil {
-					if eventstore.IsConflict(err) {
-						continue
-					}
-					firstErr.CompareAndSwap(nil, err)
-					return
-				}
-				events.Add(int64(batch))
-			}
-		}()
+	run := func(ctx context.Context, rng *rand.Rand) error {
+		if baseline {
+			return b.baselineTx(ctx, batch)
+		}
+		return b.tidemarkTx(ctx, rng, batch)
 	}
-	wg.Wait()
-	if err, _ := firstErr.Load().(error); err != nil {
-		fmt.Printf("   (error during %v cell: %v)\n", map[bool]string{true: "baseline", false: "tidemark"}[baseline], err)
-	}
-	n := float64(max(events.Load(), 1))
-	return n / time.Since(start).Seconds(), float64((processCPU() - cpu0).Microseconds()) / n
+	cpu0 := processCPU()
+	rate, calls := timedRate(ctx, writers, batch, run)
+	n := float64(max(len(calls)*batch, 1))
+	return rate, float64((processCPU() - cpu0).Microseconds()) / n
 }
 
 func (b *bench) publish(ctx context.Context) error {
