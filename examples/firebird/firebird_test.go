@@ -298,6 +298,12 @@ func TestCounterRetriesUpdateConflict(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer waiter.Rollback()
+			// Registered after the waiter's, so it runs first: should the
+			// test stop before the holder commits, the waiter, blocked on
+			// the holder's row lock, is released before its own rollback,
+			// which database/sql makes wait for its running statement (a
+			// CI run hung 45 min in that order).
+			defer holder.Rollback()
 			type result struct {
 				v   int64
 				err error
@@ -340,9 +346,8 @@ func waitActive(t *testing.T, db *sql.DB, sqlText string) {
 	prefix := strings.Fields(sqlText)[0]
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		var n int
-		err := db.QueryRow(`SELECT COUNT(*) FROM MON$STATEMENTS
-WHERE MON$STATE = 1 AND MON$ATTACHMENT_ID <> CURRENT_CONNECTION AND MON$SQL_TEXT STARTING WITH ?`, prefix).Scan(&n)
+		n, err := monitorCount(db, `SELECT COUNT(*) FROM MON$STATEMENTS
+WHERE MON$STATE = 1 AND MON$ATTACHMENT_ID <> CURRENT_CONNECTION AND MON$SQL_TEXT STARTING WITH ?`, prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,6 +358,60 @@ WHERE MON$STATE = 1 AND MON$ATTACHMENT_ID <> CURRENT_CONNECTION AND MON$SQL_TEXT
 			t.Fatalf("no active %s statement after 30 s", prefix)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// monitorCount runs a COUNT over Firebird's MON$ tables in a transaction of
+// its own. Firebird takes the monitoring snapshot at a transaction's first
+// MON$ read and keeps it to the transaction's end, and the driver's
+// autocommit ends nothing (it is COMMIT RETAINING): a plain db.QueryRow on a
+// pooled connection that had polled once before saw that old snapshot for
+// good, so a poll that came before the waiter's statement never saw it.
+func monitorCount(db *sql.DB, query string, args ...any) (int, error) {
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	var n int
+	err = tx.QueryRowContext(ctx, query, args...).Scan(&n)
+	return n, err
+}
+
+// TestMonitorCountIsFresh pins the engine fact behind monitorCount: a poll on
+// the one pooled connection must see an attachment opened after its previous
+// poll. With a plain autocommit db.QueryRow the count stayed at its first
+// value.
+func TestMonitorCountIsFresh(t *testing.T) {
+	d := freshFirebird(t)
+	db, err := sql.Open(d.DriverName, d.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	const attachments = `SELECT COUNT(*) FROM MON$ATTACHMENTS`
+	before, err := monitorCount(db, attachments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another pool, so a new attachment, while the poll's connection waits
+	// idle in db's pool for the next poll.
+	other, err := sql.Open(d.DriverName, d.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.PingContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := monitorCount(db, attachments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after != before+1 {
+		t.Fatalf("MON$ATTACHMENTS: %d before another attachment, %d after; want %d (a stale monitoring snapshot)", before, after, before+1)
 	}
 }
 
