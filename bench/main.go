@@ -116,61 +116,118 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 	if err != nil {
 		return err
 	}
-	freshDSN := func() (*bench, string, error) {
-		db, err := prov.Open(ctx, tg.engine, tg.driver)
-		if err != nil {
-			return nil, "", err
-		}
-		b, err := newBench(ctx, loaded.Catalogue, tg.driver, db.DSN)
-		return b, db.DSN, err
+	c := cells{prov: prov, tg: tg, cat: loaded.Catalogue}
+	if handled, err := c.runOnly(ctx); handled {
+		return err
 	}
-	fresh := func() (*bench, error) {
-		b, _, err := freshDSN()
-		return b, err
+	if err := c.appendCells(ctx); err != nil {
+		return err
 	}
-	if *flagLeasesOnly {
-		return leaseFailover(ctx, tg, freshDSN)
+	gb, err := c.fresh(ctx)
+	if err != nil {
+		return err
 	}
-	if *flagConsumersOnly {
-		return runConsumerCells(ctx, prov, tg, freshDSN)
+	groupCommitCell(ctx, gb)
+	gb.close()
+	sdb, err := prov.Open(ctx, tg.engine, tg.driver)
+	if err != nil {
+		return err
 	}
-	if *flagStmts || *flagCPU {
-		db, err := prov.Open(ctx, tg.engine, tg.driver)
-		if err != nil {
+	if err := statementsPerAppend(ctx, c.cat, tg.driver, sdb.DSN); err != nil {
+		return err
+	}
+	if err := c.readCells(ctx); err != nil {
+		return err
+	}
+	if *flagConsumers {
+		if err := runConsumerCells(ctx, prov, tg, c.freshDSNFunc(ctx)); err != nil {
 			return err
 		}
-		if err := statementsPerAppend(ctx, loaded.Catalogue, tg.driver, db.DSN); err != nil || *flagStmts {
-			return err
-		}
-		b, err := fresh()
+	}
+	if *flagLeases {
+		return leaseFailover(ctx, tg, c.freshDSNFunc(ctx))
+	}
+	return nil
+}
+
+// cells is what the cells of one dialect share: where fresh databases come
+// from, and the dialect's catalogue.
+type cells struct {
+	prov *harness.Provider
+	tg   target
+	cat  dialect.Catalogue
+}
+
+// freshDSN opens a fresh database and a bench on it.
+func (c cells) freshDSN(ctx context.Context) (*bench, string, error) {
+	db, err := c.prov.Open(ctx, c.tg.engine, c.tg.driver)
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := newBench(ctx, c.cat, c.tg.driver, db.DSN)
+	return b, db.DSN, err
+}
+
+// freshDSNFunc is freshDSN in the form the consumer and lease cells take.
+func (c cells) freshDSNFunc(ctx context.Context) func() (*bench, string, error) {
+	return func() (*bench, string, error) { return c.freshDSN(ctx) }
+}
+
+// fresh is a bench on a fresh database.
+func (c cells) fresh(ctx context.Context) (*bench, error) {
+	b, _, err := c.freshDSN(ctx)
+	return b, err
+}
+
+// runOnly runs the one cell a -*-only flag asks for; handled is false when
+// no such flag is set.
+func (c cells) runOnly(ctx context.Context) (handled bool, err error) {
+	switch {
+	case *flagLeasesOnly:
+		return true, leaseFailover(ctx, c.tg, c.freshDSNFunc(ctx))
+	case *flagConsumersOnly:
+		return true, runConsumerCells(ctx, c.prov, c.tg, c.freshDSNFunc(ctx))
+	case *flagStmts || *flagCPU:
+		db, err := c.prov.Open(ctx, c.tg.engine, c.tg.driver)
 		if err != nil {
-			return err
+			return true, err
+		}
+		if err := statementsPerAppend(ctx, c.cat, c.tg.driver, db.DSN); err != nil || *flagStmts {
+			return true, err
+		}
+		b, err := c.fresh(ctx)
+		if err != nil {
+			return true, err
 		}
 		defer b.close()
 		if err := b.load(ctx, min(*flagReadRows, 20000)); err != nil {
-			return err
+			return true, err
 		}
-		return b.followCPU(ctx)
-	}
-	if *flagGroupTrace {
-		db, err := prov.Open(ctx, tg.engine, tg.driver)
+		return true, b.followCPU(ctx)
+	case *flagGroupTrace:
+		db, err := c.prov.Open(ctx, c.tg.engine, c.tg.driver)
 		if err != nil {
-			return err
+			return true, err
 		}
-		return groupTrace(ctx, loaded.Catalogue, tg.driver, db.DSN)
-	}
-	if *flagGroupOnly {
-		b, err := fresh()
+		return true, groupTrace(ctx, c.cat, c.tg.driver, db.DSN)
+	case *flagGroupOnly:
+		b, err := c.fresh(ctx)
 		if err != nil {
-			return err
+			return true, err
 		}
 		defer b.close()
 		groupCommitCell(ctx, b)
-		return nil
+		return true, nil
 	}
+	return false, nil
+}
+
+// appendCells measures appends of 1 and 100 events by 1, 4 and 16 writers
+// against the raw INSERT baseline, each cell on a fresh database.
+func (c cells) appendCells(ctx context.Context) error {
 	for _, batch := range []int{1, 100} {
 		for _, writers := range []int{1, 4, 16} {
-			b, err := fresh()
+			b, err := c.fresh(ctx)
 			if err != nil {
 				return err
 			}
@@ -189,25 +246,20 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 				writers, batch, tmRate/n, blRate/n, summary(ratios), median(tmCPU), median(blCPU), summary(cpuRatios))
 		}
 	}
-	gb, err := fresh()
+	return nil
+}
+
+// readCells measures catch-up reads, Follow's client cost, the snapshot-safe
+// read, the tail latency and the append latency as the table grows, on one
+// fresh database.
+func (c cells) readCells(ctx context.Context) error {
+	b, err := c.fresh(ctx)
 	if err != nil {
 		return err
 	}
-	groupCommitCell(ctx, gb)
-	gb.close()
-	sdb, err := prov.Open(ctx, tg.engine, tg.driver)
-	if err != nil {
-		return err
-	}
-	if err := statementsPerAppend(ctx, loaded.Catalogue, tg.driver, sdb.DSN); err != nil {
-		return err
-	}
-	b, err := fresh()
-	if err != nil {
-		return err
-	}
+	defer b.close()
 	readRows := *flagReadRows
-	if (tg.dialect == "h2" || tg.dialect == "hsqldb") && readRows > 10000 {
+	if (c.tg.dialect == "h2" || c.tg.dialect == "hsqldb") && readRows > 10000 {
 		readRows = 10000 // in-memory CLOBs: keep the JVM heap out of the measurement
 	}
 	if err := b.readComparison(ctx, readRows); err != nil {
@@ -222,28 +274,18 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 	if err := b.tailLatency(ctx, 4, 2*time.Second); err != nil {
 		return err
 	}
-	if big := *flagBig; big > 0 {
-		if jvmCap := map[string]int{"h2": 100000, "hsqldb": 50000}[tg.dialect]; jvmCap > 0 && big > jvmCap {
-			// In-memory JVM databases behind the bridge load ~3–20k events/s
-			// and keep every CLOB on the heap: a million would take minutes
-			// and measure the JVM heap (HSQLDB ran out of it at 100k).
-			big = jvmCap
-			fmt.Printf("   (growth capped at %d stored events for in-memory %s)\n", big, tg.dialect)
-		}
-		if err := b.growthLatency(ctx, []int{10000, big}); err != nil {
-			return err
-		}
+	big := *flagBig
+	if big <= 0 {
+		return nil
 	}
-	b.close()
-	if *flagConsumers {
-		if err := runConsumerCells(ctx, prov, tg, freshDSN); err != nil {
-			return err
-		}
+	if jvmCap := map[string]int{"h2": 100000, "hsqldb": 50000}[c.tg.dialect]; jvmCap > 0 && big > jvmCap {
+		// In-memory JVM databases behind the bridge load ~3–20k events/s
+		// and keep every CLOB on the heap: a million would take minutes
+		// and measure the JVM heap (HSQLDB ran out of it at 100k).
+		big = jvmCap
+		fmt.Printf("   (growth capped at %d stored events for in-memory %s)\n", big, c.tg.dialect)
 	}
-	if *flagLeases {
-		return leaseFailover(ctx, tg, freshDSN)
-	}
-	return nil
+	return b.growthLatency(ctx, []int{10000, big})
 }
 
 func summary(r []float64) string {

@@ -212,21 +212,9 @@ func StartServer(ctx context.Context, opts StartOptions) (*Server, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
-	java, javac := opts.JavaBin, opts.JavacBin
-	if java == "" || (javac == "" && opts.ClassesDir == "") {
-		j, jc, err := FindJava()
-		if java == "" {
-			if j == "" {
-				return nil, err
-			}
-			java = j
-		}
-		if javac == "" && opts.ClassesDir == "" {
-			if jc == "" {
-				return nil, err
-			}
-			javac = jc
-		}
+	java, javac, err := opts.javaBins()
+	if err != nil {
+		return nil, err
 	}
 	cp := opts.ClassPath
 	if len(cp) == 0 {
@@ -239,7 +227,6 @@ func StartServer(ctx context.Context, opts StartOptions) (*Server, error) {
 	}
 	classes := opts.ClassesDir
 	if classes == "" {
-		var err error
 		if classes, err = CompileClasses(ctx, javac); err != nil {
 			return nil, err
 		}
@@ -248,6 +235,55 @@ func StartServer(ctx context.Context, opts StartOptions) (*Server, error) {
 	if bind == "" {
 		bind = "127.0.0.1"
 	}
+	cmd := exec.Command(java, opts.serverArgs(classes, cp, bind)...)
+	cmd.Dir = opts.WorkDir
+	cmd.Env = append(os.Environ(), "TIDEMARK_JDBCBRIDGE_TOKEN="+opts.Token) // not visible in ps
+	cmd.Stderr = opts.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("jdbcbridge: start java: %w", err)
+	}
+	s := &Server{Token: opts.Token, cmd: cmd, stdin: stdin, waitDone: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.waitDone) }()
+	if err := s.awaitListening(ctx, stdout, bind); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// javaBins are the java and javac to run: the options' own, else found.
+// javac is needed only when the classes are not given compiled.
+func (opts StartOptions) javaBins() (java, javac string, err error) {
+	java, javac = opts.JavaBin, opts.JavacBin
+	if java != "" && (javac != "" || opts.ClassesDir != "") {
+		return java, javac, nil
+	}
+	j, jc, err := FindJava()
+	if java == "" {
+		if j == "" {
+			return "", "", err
+		}
+		java = j
+	}
+	if javac == "" && opts.ClassesDir == "" {
+		if jc == "" {
+			return "", "", err
+		}
+		javac = jc
+	}
+	return java, javac, nil
+}
+
+// serverArgs is the JVM's command line for the bridge server.
+func (opts StartOptions) serverArgs(classes string, cp []string, bind string) []string {
 	args := append([]string{"-Duser.timezone=UTC"}, opts.JVMArgs...)
 	args = append(args, "-cp", strings.Join(append([]string{classes}, cp...), string(os.PathListSeparator)),
 		"tidemark.bridge.Server", "--port", strconv.Itoa(opts.Port), "--bind", bind, "--exit-on-stdin-eof")
@@ -266,22 +302,13 @@ func StartServer(ctx context.Context, opts StartOptions) (*Server, error) {
 	for _, p := range opts.AllowURLPrefixes {
 		args = append(args, "--allow-url-prefix", p)
 	}
-	cmd := exec.Command(java, args...)
-	cmd.Dir = opts.WorkDir
-	cmd.Env = append(os.Environ(), "TIDEMARK_JDBCBRIDGE_TOKEN="+opts.Token) // not visible in ps
-	cmd.Stderr = opts.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("jdbcbridge: start java: %w", err)
-	}
-	s := &Server{Token: opts.Token, cmd: cmd, stdin: stdin, waitDone: make(chan struct{})}
+	return args
+}
+
+// awaitListening reads the server's first line, "LISTENING <port>", and
+// sets s.Port and s.Addr from it (a wildcard bind is dialled on loopback).
+// The rest of stdout is drained so the server never blocks writing it.
+func (s *Server) awaitListening(ctx context.Context, stdout io.Reader, bind string) error {
 	lineCh := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -296,16 +323,14 @@ func StartServer(ctx context.Context, opts StartOptions) (*Server, error) {
 			close(lineCh)
 		}
 	}()
-	go func() { _ = cmd.Wait(); close(s.waitDone) }()
 	select {
 	case line, ok := <-lineCh:
-		port := 0
+		port, err := 0, error(nil)
 		if ok && strings.HasPrefix(line, "LISTENING ") {
 			port, err = strconv.Atoi(strings.TrimPrefix(line, "LISTENING "))
 		}
 		if !ok || port <= 0 || err != nil {
-			s.Close()
-			return nil, fmt.Errorf("jdbcbridge: server did not report LISTENING (got %q); see its stderr", line)
+			return fmt.Errorf("jdbcbridge: server did not report LISTENING (got %q); see its stderr", line)
 		}
 		s.Port = port
 		host := bind
@@ -316,9 +341,8 @@ func StartServer(ctx context.Context, opts StartOptions) (*Server, error) {
 			host = "[" + host + "]"
 		}
 		s.Addr = host + ":" + strconv.Itoa(port)
-		return s, nil
+		return nil
 	case <-ctx.Done():
-		s.Close()
-		return nil, fmt.Errorf("jdbcbridge: server start: %w", ctx.Err())
+		return fmt.Errorf("jdbcbridge: server start: %w", ctx.Err())
 	}
 }

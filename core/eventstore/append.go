@@ -198,26 +198,15 @@ func (s *Store) oneStatement(streams []Stream) bool {
 // append does the work of an append on q. beforeLock, when set, runs right
 // before the position counter is taken.
 func (s *Store) append(ctx context.Context, q queryer, streams []Stream, precheck bool, beforeLock func()) (Appended, error) {
-	tx := q
 	res := Appended{Versions: map[string]int64{}}
 	// Where the dialect asks for it, take the counter before any read of the
 	// append, so a reader of the event table never waits for the counter
 	// while the counter's holder waits to insert into that table.
 	counterEnd, counterTaken := int64(0), false
 	if s.e.Positions.AllocateFirst() {
-		total := 0
-		for _, st := range streams {
-			total += len(st.Events)
-		}
-		if total > 0 {
-			if beforeLock != nil {
-				beforeLock()
-			}
-			end, err := s.allocate(ctx, q, total)
-			if err != nil {
-				return res, err
-			}
-			counterEnd, counterTaken = end, true
+		var err error
+		if counterEnd, counterTaken, err = s.allocateFirst(ctx, q, streams, beforeLock); err != nil {
+			return res, err
 		}
 	}
 	var rows []row
@@ -226,62 +215,9 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		if len(st.Events) == 0 {
 			continue
 		}
-		table := s.eventTable(st.AggregateType)
-		// The stream's version: read it; or, for NoStream, let the unique
-		// constraint on sequence 0 check it; or let the insert check an exact
-		// version (CheckedSequence) or compute the next sequence number
-		// (NextSequence) itself. Without CheckedSequence an exact version is
-		// read: the unique constraint alone cannot tell that version v exists.
-		seq, computed, checked := int64(0), false, false
-		exact, isExact := st.Expected.Exact()
-		switch {
-		case !precheck && st.Expected == NoStream:
-			seq = -1
-		case !precheck && isExact && s.e.Cat.EventInsert.CheckedSequence != "":
-			// The insert itself checks the version (its first row's
-			// sequence number is NULL unless the stream is at exact).
-			seq, checked = exact, true
-		case !precheck && st.Expected == Any && len(st.Events) == 1 && s.computesSequence():
-			// One event: the database computes its sequence number in the
-			// insert. (For a batch, one read of the version is cheaper than a
-			// subquery per row.)
-			computed = true
-		default:
-			actual, owner, err := s.streamVersion(ctx, tx, table, st.AggregateID)
-			if err != nil {
-				return res, err
-			}
-			if owner != "" && owner != st.AggregateType {
-				return res, &AggregateIDTakenError{Table: table, AggregateID: st.AggregateID, AggregateType: st.AggregateType, OwnerType: owner}
-			}
-			if !versionMatches(st.Expected, actual) {
-				return res, &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
-			}
-			seq = actual
-		}
-		part := PartitionKey(st.AggregateID, s.e.Partitions)
-		first := len(rows)
-		for i, ev := range st.Events {
-			seq++
-			r, err := s.eventRow(table, st, ev, seq, part, now)
-			if err != nil {
-				return res, err
-			}
-			r.index = len(rows)
-			if computed {
-				r.vals[pSequenceOffset], r.computed = int64(i+1), true
-			}
-			if checked && i == 0 {
-				r.vals[pExpectedVersion], r.checked = exact, true
-			}
-			rows = append(rows, r)
-		}
-		res.Versions[streamKey(st.AggregateType, st.AggregateID)] = seq
-		if computed {
-			res.Versions[streamKey(st.AggregateType, st.AggregateID)] = -1 // set from the insert's result
-			for i := first; i < len(rows); i++ {
-				rows[i].stream = streamKey(st.AggregateType, st.AggregateID)
-			}
+		var err error
+		if rows, err = s.streamRows(ctx, q, st, precheck, now, rows, res.Versions); err != nil {
+			return res, err
 		}
 	}
 	if len(rows) == 0 {
@@ -306,7 +242,104 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			res.Positions[i] = p
 		}
 	}
-	// One multi-row INSERT per table and chunk, in append order.
+	return res, s.insertChunks(ctx, q, rows, res, streams)
+}
+
+// allocateFirst takes the counter for every event of streams before any
+// read (Positions.AllocateFirst). taken is false when there is no event.
+func (s *Store) allocateFirst(ctx context.Context, q queryer, streams []Stream, beforeLock func()) (end int64, taken bool, err error) {
+	total := 0
+	for _, st := range streams {
+		total += len(st.Events)
+	}
+	if total == 0 {
+		return 0, false, nil
+	}
+	if beforeLock != nil {
+		beforeLock()
+	}
+	end, err = s.allocate(ctx, q, total)
+	return end, err == nil, err
+}
+
+// streamRows appends the rows of one stream's events to rows and records
+// the stream's new version in versions (-1 where the insert computes it).
+func (s *Store) streamRows(ctx context.Context, q queryer, st Stream, precheck bool, now time.Time, rows []row, versions map[string]int64) ([]row, error) {
+	table := s.eventTable(st.AggregateType)
+	seq, how, err := s.startSequence(ctx, q, table, st, precheck)
+	if err != nil {
+		return rows, err
+	}
+	key := streamKey(st.AggregateType, st.AggregateID)
+	part := PartitionKey(st.AggregateID, s.e.Partitions)
+	exact, _ := st.Expected.Exact()
+	for i, ev := range st.Events {
+		seq++
+		r, err := s.eventRow(table, st, ev, seq, part, now)
+		if err != nil {
+			return rows, err
+		}
+		r.index = len(rows)
+		if how == seqComputed {
+			r.vals[pSequenceOffset], r.computed, r.stream = int64(i+1), true, key
+		}
+		if how == seqChecked && i == 0 {
+			r.vals[pExpectedVersion], r.checked = exact, true
+		}
+		rows = append(rows, r)
+	}
+	versions[key] = seq
+	if how == seqComputed {
+		versions[key] = -1 // set from the insert's result
+	}
+	return rows, nil
+}
+
+// How a stream's sequence numbers are known: read (or implied) before the
+// insert, computed by the insert, or checked by the insert.
+const (
+	seqKnown = iota
+	seqComputed
+	seqChecked
+)
+
+// startSequence tells the sequence number before st's first event, and how
+// it is known: read it; or, for NoStream, let the unique constraint on
+// sequence 0 check it (-1); or let the insert check an exact version
+// (CheckedSequence) or compute the next sequence number (NextSequence)
+// itself. Without CheckedSequence an exact version is read: the unique
+// constraint alone cannot tell that version v exists.
+func (s *Store) startSequence(ctx context.Context, q queryer, table string, st Stream, precheck bool) (int64, int, error) {
+	exact, isExact := st.Expected.Exact()
+	switch {
+	case !precheck && st.Expected == NoStream:
+		return -1, seqKnown, nil
+	case !precheck && isExact && s.e.Cat.EventInsert.CheckedSequence != "":
+		// The insert itself checks the version (its first row's sequence
+		// number is NULL unless the stream is at exact).
+		return exact, seqChecked, nil
+	case !precheck && st.Expected == Any && len(st.Events) == 1 && s.computesSequence():
+		// One event: the database computes its sequence number in the
+		// insert. (For a batch, one read of the version is cheaper than a
+		// subquery per row.)
+		return 0, seqComputed, nil
+	}
+	actual, owner, err := s.streamVersion(ctx, q, table, st.AggregateID)
+	if err != nil {
+		return 0, seqKnown, err
+	}
+	if owner != "" && owner != st.AggregateType {
+		return 0, seqKnown, &AggregateIDTakenError{Table: table, AggregateID: st.AggregateID, AggregateType: st.AggregateType, OwnerType: owner}
+	}
+	if !versionMatches(st.Expected, actual) {
+		return 0, seqKnown, &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
+	}
+	return actual, seqKnown, nil
+}
+
+// insertChunks writes rows as one multi-row INSERT per table and chunk, in
+// append order.
+func (s *Store) insertChunks(ctx context.Context, q queryer, rows []row, res Appended, streams []Stream) error {
 	for start := 0; start < len(rows); {
 		chunk := s.events.MaxRows(s.shape(rows[start]))
 		end := start + 1
@@ -316,12 +349,12 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 			!rows[end].checked && rows[end].computed == rows[start].computed {
 			end++
 		}
-		if err := s.insertRows(ctx, tx, rows[start:end], res, nil); err != nil {
-			return res, s.translate(ctx, err, streams, rows[start].table)
+		if err := s.insertRows(ctx, q, rows[start:end], res, nil); err != nil {
+			return s.translate(ctx, err, streams, rows[start].table)
 		}
 		start = end
 	}
-	return res, nil
+	return nil
 }
 
 // computesSequence tells whether the insert can compute a stream's next
