@@ -142,7 +142,7 @@ func testConsumerSharedTorture(t T, env *Env) {
 	if errors.Is(err, errNoWorkers) {
 		skipf(t, "%v", err)
 	}
-	if err == nil || !strings.Contains(err.Error(), "worker ended without a result") {
+	if err == nil || !strings.Contains(err.Error(), "worker ended without a result") || errors.Is(err, ErrWorkerHung) {
 		t.Fatalf("want the third instance killed mid-apply, got %v (results %+v)", err, res)
 	}
 	// The two survivors' results were read before the killed one's end

@@ -103,7 +103,7 @@ func testConsumerTorture(t T, env *Env) {
 	if errors.Is(err, errNoWorkers) {
 		skipf(t, "%v", err)
 	}
-	if err == nil || !strings.Contains(err.Error(), "worker ended without a result") {
+	if err == nil || !strings.Contains(err.Error(), "worker ended without a result") || errors.Is(err, ErrWorkerHung) {
 		t.Fatalf("want consumer c's process killed mid-apply, got %v (results %+v)", err, res)
 	}
 	t.Logf("consumer c's process killed mid-apply (%v); restarting it", err)

@@ -286,7 +286,7 @@ func TestGalera(t *testing.T) {
 		job(0, "galera-advance", galeraAdvanceArgs{Owner: "adv-1", KillAtMark: total / 4, Until: total, Lease: lease}))
 	start := time.Now()
 	res, err := conformance.RunWorkers(ctx, jobs)
-	if err == nil || !strings.Contains(err.Error(), "worker ended without a result") {
+	if err == nil || !strings.Contains(err.Error(), "worker ended without a result") || errors.Is(err, conformance.ErrWorkerHung) {
 		t.Fatalf("phase 1: want the first lease holder killed, got %v", err)
 	}
 	acked := map[string]int64{}

@@ -187,6 +187,12 @@ func errorKind(err error) string {
 // MaybeWorker (it printed no "ready").
 var errNoWorkers = errors.New("this binary does not run conformance workers: call conformance.MaybeWorker() first thing in its main or TestMain")
 
+// ErrWorkerHung is in RunWorkers' error when a worker was still running at
+// the hang bound (the error then ends with its goroutines). A test that
+// expects a worker to end without a result (killed) must still fail on it:
+// a hung worker also ends without one.
+var ErrWorkerHung = errors.New("worker hung")
+
 // worker is one started worker process.
 type worker struct {
 	cmd    *exec.Cmd
@@ -268,8 +274,14 @@ func RunWorkers(ctx context.Context, jobs []WorkerJob) ([]WorkerResult, error) {
 				got = true
 			}
 		}
-		if !got && failed == nil {
+		switch {
+		case got:
+		case failed == nil:
 			failed = workerFailure(ctx, w, errors.New("worker ended without a result"))
+		case ctx.Err() != nil:
+			// A hang: every hung worker's goroutines, as the one that
+			// hangs first may only wait for another.
+			failed = errors.Join(failed, fmt.Errorf("worker %d of %d: %w", i+1, len(ws), workerFailure(ctx, w, errors.New("no result either"))))
 		}
 	}
 	return out, failed
@@ -316,7 +328,7 @@ const WorkerHangBound = 5 * time.Minute
 func workerFailure(ctx context.Context, w *worker, err error) error {
 	if ctx.Err() != nil { // hung: the worker's goroutines are the cause
 		time.Sleep(time.Second) // let exec's copier take the dump's end
-		return fmt.Errorf("%w: worker hung until %v; its stderr ends with:\n%s", err, context.Cause(ctx), lastLines(w.stderr.String(), 400))
+		return fmt.Errorf("%w: %w until %v; its stderr ends with:\n%s", err, ErrWorkerHung, context.Cause(ctx), lastLines(w.stderr.String(), 400))
 	}
 	if s := strings.TrimSpace(w.stderr.String()); s != "" {
 		return fmt.Errorf("%w (worker stderr: %s)", err, firstLine(s))

@@ -61,11 +61,21 @@ func TestRunWorkersEndsAHangWithTheWorkersGoroutines(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "hang.db")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	_, err := RunWorkers(ctx, []WorkerJob{{Action: "test-hang", Driver: "sqlite", DSN: dsn}})
+	hang := WorkerJob{Action: "test-hang", Driver: "sqlite", DSN: dsn}
+	_, err := RunWorkers(ctx, []WorkerJob{hang, hang})
 	if err == nil {
 		t.Fatal("a hung worker gave no error")
 	}
 	if !strings.Contains(err.Error(), "hangForeverInWorker") {
 		t.Errorf("the error does not show where the worker hung: %v", err)
+	}
+	// The kill tests accept "worker ended without a result"; a hang must
+	// stay tellable from a kill (errors.Is), or its goroutines are lost.
+	if !errors.Is(err, ErrWorkerHung) {
+		t.Errorf("a hung worker's error is not ErrWorkerHung: %v", err)
+	}
+	// Every hung worker's goroutines: the first may only wait for another.
+	if n := strings.Count(err.Error(), "hangForeverInWorker"); n < 2 {
+		t.Errorf("the goroutines of %d hung workers in the error, want both: %v", n, err)
 	}
 }
