@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +31,14 @@ type sharedArgs struct {
 	KillAfter   int `json:"kill_after"`
 	OthersFirst int `json:"others_first"`
 	Want        int `json:"want"`
+	// Instances is how many processes run the consumer. The killed one
+	// starts applying once every one has opened its engine: engine.Open
+	// runs the schema's CREATE … IF NOT EXISTS, which on HSQLDB waits for
+	// every open transaction and holds up other sessions' statements
+	// meanwhile, so an open behind the apply the killed instance keeps open
+	// while it counts the others' rows hung the test (once in ~80 runs
+	// under load, until RunWorkers' hang bound).
+	Instances int `json:"instances"`
 }
 
 func init() {
@@ -51,8 +60,13 @@ func runSharedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 		return nil, err
 	}
 	defer e.Close()
+	if err := os.WriteFile(fmt.Sprintf("%s.opened.%d", args.Marker, os.Getpid()), nil, 0o600); err != nil {
+		return nil, err
+	}
 	if args.KillAfter == 0 {
 		awaitFile(args.Marker, time.Minute) // hang guard only
+	} else {
+		awaitFiles(args.Marker+".opened.*", args.Instances, time.Minute) // hang guard only
 	}
 	invoked := make(chan struct{}, 1<<20)
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: "torture", Name: "shared", Transactional: true,
@@ -102,6 +116,17 @@ func killMidApply(ctx context.Context, db *sql.DB, e *engine.Engine, args shared
 	select {}
 }
 
+// awaitFiles waits until n files match pattern, or bound passes.
+func awaitFiles(pattern string, n int, bound time.Duration) {
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		if m, err := filepath.Glob(pattern); err == nil && len(m) >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func awaitFile(path string, bound time.Duration) {
 	deadline := time.Now().Add(bound)
 	for time.Now().Before(deadline) {
@@ -135,7 +160,7 @@ func testConsumerSharedTorture(t T, env *Env) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	marker := dir + "/killed"
 	job := func(kill int) WorkerJob {
-		raw, _ := json.Marshal(sharedArgs{Marker: marker, KillAfter: kill, OthersFirst: 20, Want: len(positions)})
+		raw, _ := json.Marshal(sharedArgs{Marker: marker, KillAfter: kill, OthersFirst: 20, Want: len(positions), Instances: 3})
 		return WorkerJob{Action: "consumer-shared", Catalogue: env.Catalogue, Driver: env.Driver, DSN: env.DSN, Config: defaultConfig(env), Args: raw}
 	}
 	res, err := RunWorkers(context.Background(), []WorkerJob{job(0), job(0), job(3)})
