@@ -101,47 +101,6 @@ func (r *Runner) load(ctx context.Context, epoch int64) error {
 	return nil
 }
 
-// read takes a page of every partition of every source, up to the mark
-// read once per source for this poll.
-func (r *Runner) read(ctx context.Context) ([]Message, bool, error) {
-	var batch []Message
-	more := false
-	for _, s := range r.opts.Sources {
-		mark, err := s.Mark(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		r.marks[s.Name()] = mark
-		for p := range s.Partitions() {
-			st := r.parts[partKey{s.Name(), p}]
-			gen, mine := r.leased(p)
-			if st.read >= mark || !mine {
-				continue
-			}
-			msgs, below, err := readMarked(ctx, s, p, st.read, mark, r.opts.PageSize)
-			if err != nil {
-				return nil, false, &readError{source: s, err: err}
-			}
-			for i := range msgs {
-				msgs[i].Generation = gen
-			}
-			st.pending, st.aborted, st.changed = map[int64]bool{}, map[int64]bool{}, make(chan struct{})
-			for _, m := range msgs {
-				st.pending[m.Position] = true
-			}
-			batch = append(batch, msgs...)
-			if len(msgs) < r.opts.PageSize {
-				// Nothing else committed up to the mark the page was read
-				// below (a server behind the poll's mark reads less).
-				st.read = max(st.read, below)
-			} else {
-				st.read, more = msgs[len(msgs)-1].Position, true
-			}
-		}
-	}
-	return batch, more, nil
-}
-
 // readMarked reads a page of s and the mark it was read below: the
 // source's own (MarkedReader), else the poll's mark.
 func readMarked(ctx context.Context, s Source, partition int, after, upto int64, limit int) ([]Message, int64, error) {
