@@ -420,18 +420,39 @@ func (r *Runner) save(ctx context.Context) error {
 	if stale {
 		return nil
 	}
-	for _, w := range writes {
-		moved, err := r.saveFenced(ctx, w.k, w.pos, epoch, w.gen)
+	moved := make([]bool, len(writes))
+	if r.member == nil && len(writes) > 1 {
+		// One transaction for every write: one commit (one log flush)
+		// instead of one per partition; a catch-up poll over 16 partitions
+		// spent ~10 ms of its ~25 ms outside the read in 16 autocommits.
+		err := r.reg.inTx(ctx, func(tx *sql.Tx) error {
+			for i, w := range writes {
+				var err error
+				if moved[i], err = r.reg.Advance(ctx, tx, r.c.ID, w.k.source, w.k.partition, w.pos, epoch); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		r.mu.Lock()
+	} else {
+		for i, w := range writes {
+			var err error
+			if moved[i], err = r.saveFenced(ctx, w.k, w.pos, epoch, w.gen); err != nil {
+				return err
+			}
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, w := range writes {
 		st := r.parts[w.k]
 		st.dirty, st.lastSave = false, now
-		if moved {
+		if moved[i] {
 			st.saved = max(st.saved, w.pos)
 		}
-		r.mu.Unlock()
 	}
 	return nil
 }
