@@ -63,3 +63,11 @@ func init() {
 func init() {
 	passing = append(passing, "eventstore/group_commit_panic_answers_callers")
 }
+
+// The cheaper poll's tests (one range read of every partition, checkpoints
+// saved in one transaction): not yet run on Firebird 3.
+func init() {
+	excluded["consumer/poll_reads_partitions_in_one_range"] = "not yet run on Firebird 3"
+	excluded["consumer/partitions_apart_applied_once_in_order"] = "not yet run on Firebird 3"
+	excluded["consumer/partitions_pages_apart_applied_once_in_order"] = "not yet run on Firebird 3"
+}
