@@ -16,8 +16,9 @@ import (
 func consumerPollTests() []Test {
 	return []Test{
 		{"consumer/poll_reads_partitions_in_one_range", testConsumerPollCost},
-		{"consumer/partitions_apart_applied_once_in_order", func(t T, env *Env) { testPartitionsApart(t, env, 100) }},
-		{"consumer/partitions_pages_apart_applied_once_in_order", func(t T, env *Env) { testPartitionsApart(t, env, 1) }},
+		{"consumer/partitions_apart_applied_once_in_order", func(t T, env *Env) { testPartitionsApart(t, env, 100, false) }},
+		{"consumer/partitions_pages_apart_applied_once_in_order", func(t T, env *Env) { testPartitionsApart(t, env, 1, false) }},
+		{"consumer/partitions_apart_transactional_applied_once", func(t T, env *Env) { testPartitionsApart(t, env, 2, true) }},
 	}
 }
 
@@ -131,15 +132,24 @@ func testConsumerPollCost(t T, env *Env) {
 // of 1 the partitions are pages apart and partition 0 is read on its own
 // until it is within a page of the others. Either way every event above
 // its partition's checkpoint is applied once, those below never, and every
-// key's events in position order.
-func testPartitionsApart(t T, env *Env, pageSize int) {
+// key's events in position order. Transactional (a page of 2: the range
+// read is cut where a partition got a page), the applies are counted in
+// the database, where an apply rolled back leaves nothing.
+func testPartitionsApart(t T, env *Env, pageSize int, transactional bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, e := openStore(t, env)
 	reg := consumer.NewRegistry(e, nil)
 	var log pollLog
+	handler := log.handler
+	if transactional {
+		createApplied(t, env)
+		handler = func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+			return insertApplied(ctx, tx, m.Position)
+		}
+	}
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: fmt.Sprintf("apart-%d", pageSize),
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, Handler: log.handler, PageSize: pageSize})
+		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, Handler: handler, PageSize: pageSize, Transactional: transactional})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,11 +173,15 @@ func testPartitionsApart(t T, env *Env, pageSize int) {
 	for _, p := range second {
 		want[p] = true
 	}
-	pollUntil(t, r, func() bool { return len(log.counts()) >= len(want) })
+	applied := log.counts
+	if transactional {
+		applied = func() map[int64]int { return appliedCounts(t, env) }
+	}
+	pollUntil(t, r, func() bool { return len(applied()) >= len(want) })
 	if _, err := r.Poll(ctx); err != nil { // nothing more may come
 		t.Fatal(err)
 	}
-	counts := log.counts()
+	counts := applied()
 	for p, n := range counts {
 		if !want[p] {
 			t.Errorf("position %d applied %d times, want never (at or below its partition's checkpoint)", p, n)

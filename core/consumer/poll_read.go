@@ -102,9 +102,10 @@ func (r *Runner) rangeLimit(s Source) int { return r.opts.PageSize * s.Partition
 // position. The range covers every partition up to where it ended, so
 // every partition's read position moves there. A poll reads at most
 // PageSize × partitions messages in all, as the per-partition reads, but
-// one partition may get more than PageSize of them: cutting the page at a
-// partition's PageSize-th message dropped half of what the bench's range
-// reads fetched (its streams put 100 events at a time in one partition).
+// without Transactional one partition may get more than PageSize of them:
+// cutting the page at a partition's PageSize-th message dropped half of
+// what the bench's range reads fetched (its streams put 100 events at a
+// time in one partition). A Transactional runner cuts there all the same.
 func (r *Runner) readRange(ctx context.Context, s Source, rr RangeReader, mark int64) ([]Message, bool, error) {
 	after := int64(-1)
 	for p := range s.Partitions() {
@@ -123,12 +124,22 @@ func (r *Runner) readRange(ctx context.Context, s Source, rr RangeReader, mark i
 	}
 	byPart := make([][]Message, s.Partitions())
 	for _, m := range msgs {
+		if m.Position > through {
+			break
+		}
 		st := r.parts[partKey{s.Name(), m.Partition}]
 		if m.Position <= st.read {
 			continue // this partition read it in an earlier poll
 		}
 		m.Generation, _ = r.leased(m.Partition)
 		byPart[m.Partition] = append(byPart[m.Partition], m)
+		if r.opts.Transactional && len(byPart[m.Partition]) == r.opts.PageSize {
+			// Transactional applies of a partition commit one after the
+			// other: in one bench run (load 12) its Transactional catch-up
+			// applied 1426 ev/s without this cut, 2378 with it (2759 read
+			// per partition). What follows the cut is read again.
+			through, more = m.Position, true
+		}
 	}
 	var batch []Message
 	for p := range s.Partitions() {
