@@ -37,7 +37,8 @@ type Options struct {
 	PollInterval time.Duration
 	// PageSize is the most messages read per partition per poll (default
 	// 500); a range read of every partition at once (RangeReader) reads
-	// at most PageSize × partitions in all, however they fall.
+	// at most PageSize × partitions in all, however they fall (per
+	// partition all the same when Transactional).
 	PageSize int
 	// EmptySaveInterval: over positions that hold nothing to apply, a
 	// checkpoint is saved at most this often (default one minute, the
