@@ -36,8 +36,8 @@ type sharedArgs struct {
 	// runs the schema's CREATE … IF NOT EXISTS, which on HSQLDB waits for
 	// every open transaction and holds up other sessions' statements
 	// meanwhile, so an open behind the apply the killed instance keeps open
-	// while it counts the others' rows hung the test (once in ~80 runs
-	// under load, until RunWorkers' hang bound).
+	// while it counts the others' rows hung the test (2 runs in 116
+	// with 4 CPU burners beside it, until RunWorkers' hang bound).
 	Instances int `json:"instances"`
 }
 
