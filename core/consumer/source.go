@@ -95,15 +95,7 @@ func (s EventStoreSource) Read(ctx context.Context, partition int, after, upto i
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Message, 0, len(evs))
-	for _, ev := range evs {
-		if ev.GlobalPosition > upto {
-			break
-		}
-		out = append(out, Message{Source: s.Name(), Partition: partition, Position: ev.GlobalPosition,
-			Key: ev.AggregateType + "/" + ev.AggregateID, Value: ev})
-	}
-	return out, nil
+	return s.messages(evs, upto), nil
 }
 
 // ReadMarked is Read that also returns the mark the page was read below
@@ -116,15 +108,7 @@ func (s EventStoreSource) ReadMarked(ctx context.Context, partition int, after, 
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]Message, 0, len(evs))
-	for _, ev := range evs {
-		if ev.GlobalPosition > upto {
-			break
-		}
-		out = append(out, Message{Source: s.Name(), Partition: partition, Position: ev.GlobalPosition,
-			Key: ev.AggregateType + "/" + ev.AggregateID, Value: ev})
-	}
-	return out, min(mark, upto), nil
+	return s.messages(evs, upto), min(mark, upto), nil
 }
 
 // ReadRangeMarked reads every partition (Store.ReadPage of partition -1:
@@ -134,6 +118,12 @@ func (s EventStoreSource) ReadRangeMarked(ctx context.Context, after, upto int64
 	if err != nil {
 		return nil, 0, err
 	}
+	return s.messages(evs, upto), min(mark, upto), nil
+}
+
+// messages are evs up to upto as messages of the event store, in
+// position order (a page never reaches beyond what the caller asked for).
+func (s EventStoreSource) messages(evs []eventstore.Recorded, upto int64) []Message {
 	out := make([]Message, 0, len(evs))
 	for _, ev := range evs {
 		if ev.GlobalPosition > upto {
@@ -142,7 +132,7 @@ func (s EventStoreSource) ReadRangeMarked(ctx context.Context, after, upto int64
 		out = append(out, Message{Source: s.Name(), Partition: ev.PartitionKey, Position: ev.GlobalPosition,
 			Key: ev.AggregateType + "/" + ev.AggregateID, Value: ev})
 	}
-	return out, min(mark, upto), nil
+	return out
 }
 
 // Changed is the waker's channel, nil without one.
