@@ -101,7 +101,6 @@ func Tests() []Test {
 	all = append(all, timeTests()...)
 	all = append(all, captureTests()...)
 	all = append(all, consumerTests()...)
-	all = append(all, consumerPollTests()...)
 	all = append(all, consumerCaptureTests()...)
 	all = append(all, leaseTests()...)
 	all = append(all, transientTests()...)

@@ -63,15 +63,3 @@ func init() {
 func init() {
 	passing = append(passing, "eventstore/group_commit_panic_answers_callers")
 }
-
-// The cheaper poll's tests (one range read of every partition, checkpoints
-// saved in one transaction), run on Firebird 3 (TIDEMARK_FIREBIRD_ALL=1
-// TIDEMARK_FIREBIRD_ONLY="consumer/poll_reads consumer/partitions_": 4 passed).
-func init() {
-	passing = append(passing,
-		"consumer/poll_reads_partitions_in_one_range",
-		"consumer/partitions_apart_applied_once_in_order",
-		"consumer/partitions_pages_apart_applied_once_in_order",
-		"consumer/partitions_apart_transactional_applied_once",
-	)
-}
