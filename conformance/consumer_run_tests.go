@@ -16,10 +16,21 @@ import (
 // assertion).
 func waitFor(t T, what string, cond func() bool) {
 	t.Helper()
+	waitForOr(t, what, cond, nil)
+}
+
+// waitForOr is waitFor that, when it gives up, also reports what state
+// says (the state the failure left, for the cause).
+func waitForOr(t T, what string, cond func() bool, state func() string) {
+	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: gave up after 60s", what)
+			detail := ""
+			if state != nil {
+				detail = "; " + state()
+			}
+			t.Fatalf("waiting for %s: gave up after 60s%s", what, detail)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -67,7 +78,14 @@ func testConsumerRunWokenGracefulStop(t T, env *Env) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "5 applies", func() bool { return len(appliedCounts(t, env)) == 5 })
+	// It failed once in CI (the example dialect, under load): say where
+	// everything stood.
+	waitForOr(t, "5 applies", func() bool { return len(appliedCounts(t, env)) == 5 }, func() string {
+		mark, merr := s.Mark(ctx)
+		cps, cerr := reg.Checkpoints(context.Background(), r.Consumer().ID)
+		return fmt.Sprintf("applied %v, mark %d (%v), checkpoints %+v (%v), advancer mark %d, last error %v, group commit %+v",
+			appliedCounts(t, env), mark, merr, cps, cerr, adv.Mark(), adv.Err(), s.GroupCommitStats())
+	})
 	// The sixth event's apply is held in flight while the runner is stopped.
 	mark, err := s.Mark(ctx)
 	if err != nil {
