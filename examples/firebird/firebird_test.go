@@ -140,6 +140,19 @@ func freshFirebird(t *testing.T) *harness.Database {
 	return db
 }
 
+// openFresh opens a pool on a fresh Firebird database, closed at the test's
+// end.
+func openFresh(t *testing.T) (*harness.Database, *sql.DB) {
+	t.Helper()
+	d := freshFirebird(t)
+	db, err := sql.Open(d.DriverName, d.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return d, db
+}
+
 // buildPlugin builds the plugin binary exactly as it ships.
 func buildPlugin(t *testing.T) string {
 	t.Helper()
@@ -230,12 +243,7 @@ func TestEveryTestAccountedFor(t *testing.T) {
 // suite's fixture, so the counter can be exercised today.
 func openEngine(t *testing.T) (*engine.Engine, *sql.DB) {
 	t.Helper()
-	d := freshFirebird(t)
-	db, err := sql.Open(d.DriverName, d.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	_, db := openFresh(t)
 	e, err := engine.Open(context.Background(), db, firebird.Catalogue(), engine.Config{Partitions: 8})
 	if err != nil {
 		t.Fatalf("engine.Open: %v", err)
@@ -384,12 +392,7 @@ func monitorCount(db *sql.DB, query string, args ...any) (int, error) {
 // poll. With a plain autocommit db.QueryRow the count stayed at its first
 // value.
 func TestMonitorCountIsFresh(t *testing.T) {
-	d := freshFirebird(t)
-	db, err := sql.Open(d.DriverName, d.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	d, db := openFresh(t)
 	ctx := context.Background()
 	const attachments = `SELECT COUNT(*) FROM MON$ATTACHMENTS`
 	before, err := monitorCount(db, attachments)
@@ -447,12 +450,7 @@ func TestEventTimesKeep100Microseconds(t *testing.T) {
 // a database without one must still have none.
 func TestDatabaseCommentKept(t *testing.T) {
 	for _, comment := range []string{"", "it's the ledger's database"} {
-		d := freshFirebird(t)
-		db, err := sql.Open(d.DriverName, d.DSN)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		_, db := openFresh(t)
 		ctx := context.Background()
 		if comment != "" {
 			if _, err := db.ExecContext(ctx, "COMMENT ON DATABASE IS '"+strings.ReplaceAll(comment, "'", "''")+"'"); err != nil {
