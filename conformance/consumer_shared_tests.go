@@ -118,21 +118,24 @@ func killMidApply(ctx context.Context, db *sql.DB, e *engine.Engine, args shared
 
 // awaitFiles waits until n files match pattern, or bound passes.
 func awaitFiles(pattern string, n int, bound time.Duration) {
-	deadline := time.Now().Add(bound)
-	for time.Now().Before(deadline) {
-		if m, err := filepath.Glob(pattern); err == nil && len(m) >= n {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	awaitUntil(bound, func() bool {
+		m, err := filepath.Glob(pattern)
+		return err == nil && len(m) >= n
+	})
 }
 
+// awaitFile waits until path exists, or bound passes.
 func awaitFile(path string, bound time.Duration) {
-	deadline := time.Now().Add(bound)
-	for time.Now().Before(deadline) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
+	awaitUntil(bound, func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
+}
+
+// awaitUntil polls cond every 10 ms until it holds or bound passes (a hang
+// guard: the callers go on either way).
+func awaitUntil(bound time.Duration, cond func() bool) {
+	for deadline := time.Now().Add(bound); time.Now().Before(deadline) && !cond(); {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
