@@ -19,6 +19,11 @@ func followStreamTests() []Test {
 		// hwm/interleaved_* with one event table, where Follow streams.
 		{"hwm/interleaved_commits_tail_reader_streamed", func(t T, env *Env) { interleavedOn(t, env, false, oneEventTable(env)) }},
 		{"hwm/interleaved_autocommit_tail_reader_streamed", func(t T, env *Env) { interleavedOn(t, env, true, oneEventTable(env)) }},
+		// The same appends group-committed (the default): the batches'
+		// positions pass through the same mark.
+		{"hwm/interleaved_group_commit_tail_reader_streamed", func(t T, env *Env) {
+			_ = interleavedWith(t, env, true, oneEventTable(env), 16, eventstore.WithGroupCommit(true))
+		}},
 	}
 }
 

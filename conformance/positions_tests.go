@@ -13,6 +13,7 @@ import (
 func positionTests() []Test {
 	return []Test{
 		{"positions/xid_before_nextval", testXIDBeforeNextval},
+		{"positions/committed_end_never_ahead_of_draws", testCommittedEndNeverAhead},
 	}
 }
 

@@ -35,6 +35,9 @@ const (
 	// CommittedEnd returns one column, the highest position handed out for
 	// ${position_table}: for a counter its committed value (a plain,
 	// non-locking read), for a sequence its last value (0 before the first).
+	// It must never exceed a position some append has drawn: an engine
+	// that writes values ahead into the sequence's row (PostgreSQL's
+	// nextval, for its WAL) needs the read that takes the row's lock.
 	CommittedEnd StatementID = "position.committed_end"
 	// CurrentXID (sequence) assigns and returns the transaction id as BIGINT.
 	CurrentXID StatementID = "xid.current"

@@ -33,9 +33,9 @@ func statements() map[dialect.StatementID]string {
 			`WHERE topic_name = #{topic} AND lease_owner = #{owner} AND lease_expires_at >= ` + clock,
 		dialect.HWMClearPending: `UPDATE ${high_water_mark_store_table} SET pending_end = NULL, pending_horizon = NULL ` +
 			`WHERE topic_name = #{topic} AND lease_owner = #{owner} AND lease_expires_at >= ` + clock,
-		// Reading the sequence relation is not transactional: it shows the
-		// last value any session drew (CACHE 1), committed or not.
-		dialect.CommittedEnd:     `SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${position_table}`,
+		// The last value any session drew (CACHE 1), committed or not:
+		// a sequence is not transactional.
+		dialect.CommittedEnd:     `SELECT ` + sequenceEnd,
 		dialect.CurrentXID:       `SELECT pg_current_xact_id()::text::bigint`,
 		dialect.OldestRunningXID: `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`,
 		dialect.OldestHolderXID:  oldestHolderXID,
@@ -52,13 +52,25 @@ func statements() map[dialect.StatementID]string {
 	return st
 }
 
+// sequenceEnd is the last position the sequence handed out (0 before the
+// first), read under the sequence's buffer lock by pg_sequence_last_value.
+// Not a plain scan of the sequence relation (SELECT last_value FROM seq):
+// when nextval logs ahead it writes the value it logs, up to 32 past the
+// last one handed out, into the sequence tuple for the length of its WAL
+// insert, holding the buffer's exclusive lock, and a scan reads the
+// tuple's values after letting go of its share lock. Such a read names
+// positions no append has drawn yet, the mark moves past them, and the
+// appends that draw them later commit behind it: every reader that trusts
+// the mark skips them.
+const sequenceEnd = `COALESCE(pg_sequence_last_value('${position_table}'), 0)`
+
 // endHorizon is xid.end_horizon. The sequence's value is read in a
 // MATERIALIZED CTE, so it is copied out before the outer row is projected;
 // the CASE then assigns the transaction id only once the value is known
 // and only when it is past the mark (an idle poll assigns no id: ~10 a
 // second would otherwise count towards wraparound for nothing).
 // pg_current_snapshot() is the statement's snapshot, taken before either.
-const endHorizon = `WITH e AS MATERIALIZED (SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS end_pos FROM ${position_table}) ` +
+const endHorizon = `WITH e AS MATERIALIZED (SELECT ` + sequenceEnd + ` AS end_pos) ` +
 	`SELECT e.end_pos, CASE WHEN e.end_pos > #{mark} THEN pg_current_xact_id()::text::bigint END, ` +
 	`pg_snapshot_xmin(pg_current_snapshot())::text::bigint FROM e`
 

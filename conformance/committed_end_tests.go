@@ -1,0 +1,192 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+)
+
+// endRead is one read of the committed end and when it had returned.
+type endRead struct {
+	end int64
+	at  time.Time
+}
+
+// drawn is one committed append: when it was called and the least
+// position it drew.
+type drawn struct {
+	at    time.Time
+	least int64
+}
+
+// Bounds of testCommittedEndNeverAhead: enough reads that, on a
+// PostgreSQL whose end was read from the sequence relation without its
+// buffer lock, some may land in nextval's window (see the test's doc), and
+// enough draws that nextval logged ahead many times. The window is
+// short: plugins/postgres's TestSequenceEndNeverAheadOfNextval widens it
+// to meet it every run; here the rate is what load makes of it.
+const (
+	committedEndReads = 5000
+	committedEndDraws = 10000
+)
+
+// testCommittedEndNeverAhead checks the one fact the mark builds on: the
+// committed end a cycle reads (Positions.CommittedEnd, and xid.end_horizon
+// where the dialect folds it) never names a position that no append has
+// drawn yet. An end read at time t is wrong when an append called after t
+// drew a position at or below it: the mark would then pass that position
+// before it was drawn, and every reader that trusts the mark would skip
+// it once it committed.
+//
+// On PostgreSQL, reading last_value from the sequence relation is such a
+// read: nextval writes the value it logs ahead (up to 32 past the last one
+// handed out) into the sequence tuple for the length of its WAL insert,
+// under the buffer's exclusive lock, and a plain scan of the relation
+// reads the tuple without that lock. Follow then skipped runs of 28-32
+// committed events. pg_sequence_last_value reads under the lock. The
+// window is short: the test draws many positions in big appends (many
+// log-ahead writes) while several readers read the end, and on
+// PostgreSQL switches the WAL segment in a loop (nextval's WAL insert then
+// waits while the switch holds every insertion lock); where the role may
+// not switch it, it does without.
+func testCommittedEndNeverAhead(t T, env *Env) {
+	s, e := openStore(t, env)
+	table := e.Names.Shared["event_store_global_position_table"]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var reads atomic.Int64
+	var drawnTotal atomic.Int64
+	done := func() bool { return reads.Load() >= committedEndReads && drawnTotal.Load() >= committedEndDraws }
+	var mu sync.Mutex
+	var ends []endRead
+	var draws []drawn
+	var firstErr error
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil && !done(); i++ {
+				evs := make([]eventstore.Event, 100)
+				for j := range evs {
+					evs[j] = ev("t.Drawn", `{}`)
+				}
+				at := time.Now()
+				res, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: fmt.Sprintf("end-%d-%d", w, i), Events: evs})
+				if err != nil {
+					if ctx.Err() == nil {
+						fail(fmt.Errorf("append: %w", err))
+					}
+					return
+				}
+				mu.Lock()
+				draws = append(draws, drawn{at: at, least: slices.Min(res.Positions)})
+				mu.Unlock()
+				drawnTotal.Add(int64(len(res.Positions)))
+			}
+		}()
+	}
+	for r := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil && !done(); i++ {
+				end, err := readEnd(ctx, e, table, (r+i)%2 == 1)
+				if err != nil {
+					if ctx.Err() == nil {
+						fail(err)
+					}
+					return
+				}
+				at := time.Now()
+				mu.Lock()
+				ends = append(ends, endRead{end: end, at: at})
+				mu.Unlock()
+				reads.Add(1)
+			}
+		}()
+	}
+	if !env.Features.CounterPositions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil && !done() {
+				if _, err := env.DB.ExecContext(ctx, `SELECT pg_switch_wal()`); err != nil {
+					return // a role that may not switch the WAL: the appends still log ahead
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		t.Fatal(firstErr)
+	}
+	if bad, ok := endAheadOfDraws(ends, draws); ok {
+		t.Fatalf("the committed end %d was read before an append drew position %d (%d later): a mark there would pass positions not yet drawn",
+			bad.end, bad.least, bad.end-bad.least+1)
+	}
+	t.Logf("%d end reads, %d positions drawn in %d appends: no end ahead of the draws", len(ends), drawnTotal.Load(), len(draws))
+}
+
+// readEnd reads the committed end through the position seam, or, with
+// folded set and where the dialect has it, through xid.end_horizon (with a
+// mark no end passes, so the statement takes no transaction id).
+func readEnd(ctx context.Context, e *engine.Engine, table string, folded bool) (int64, error) {
+	if folded && e.Has(dialect.EndHorizon) {
+		var end int64
+		var horizon, oldest any
+		err := e.QueryRow(ctx, e.DB, dialect.EndHorizon, map[string]string{"position_table": table},
+			map[string]any{"mark": int64(1) << 62}).Scan(&end, &horizon, &oldest)
+		if err != nil {
+			return 0, fmt.Errorf("xid.end_horizon: %w", err)
+		}
+		return end, nil
+	}
+	end, err := e.Positions.CommittedEnd(ctx, e.DB, table)
+	if err != nil {
+		return 0, fmt.Errorf("committed end: %w", err)
+	}
+	return end, nil
+}
+
+// aheadRead is an end read before an append drew a position at or below it.
+type aheadRead struct{ end, least int64 }
+
+// endAheadOfDraws finds an end read that an append called after it drew
+// under: with the appends in call order, the least position drawn by any
+// append called after a read must lie above that read's end.
+func endAheadOfDraws(ends []endRead, draws []drawn) (aheadRead, bool) {
+	sort.Slice(draws, func(i, j int) bool { return draws[i].at.Before(draws[j].at) })
+	// least[i] is the least position drawn by draws[i:].
+	least := make([]int64, len(draws)+1)
+	least[len(draws)] = 1<<63 - 1
+	for i := len(draws) - 1; i >= 0; i-- {
+		least[i] = min(least[i+1], draws[i].least)
+	}
+	for _, r := range ends {
+		i := sort.Search(len(draws), func(i int) bool { return draws[i].at.After(r.at) })
+		if least[i] <= r.end {
+			return aheadRead{end: r.end, least: least[i]}, true
+		}
+	}
+	return aheadRead{}, false
+}
