@@ -38,6 +38,7 @@ func groupTrace(ctx context.Context, cat dialect.Catalogue, driver, dsn string) 
 	}{
 		{"baseline", func(ctx context.Context, _ *rand.Rand) error { return b.baselineTx(ctx, 1) }},
 		{"group commit on", storeAppend(on)},
+		{"group commit on, exact versions", newStreamPool("x", 16*100, -1).run(on, true)},
 	} {
 		_, _ = timedRate(ctx, writers, 1, side.run) // warm-up: statements prepared on every connection
 		counts.ResetTexts()

@@ -129,6 +129,9 @@ func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialec
 	}
 	groupCommitCell(ctx, gb)
 	gb.close()
+	if err := c.exactCells(ctx); err != nil {
+		return err
+	}
 	sdb, err := prov.Open(ctx, tg.engine, tg.driver)
 	if err != nil {
 		return err
@@ -210,6 +213,8 @@ func (c cells) runOnly(ctx context.Context) (handled bool, err error) {
 			return true, err
 		}
 		return true, groupTrace(ctx, c.cat, c.tg.driver, db.DSN)
+	case *flagExactOnly:
+		return true, c.exactCells(ctx)
 	case *flagGroupOnly:
 		b, err := c.fresh(ctx)
 		if err != nil {

@@ -20,6 +20,7 @@ func eventStoreTests() []Test {
 		{"eventstore/key_edge_cases", testKeyEdgeCases},
 		{"eventstore/expected_versions", testExpectedVersions},
 		{"eventstore/any_append_reads_no_version", testAnyAppendReadsNoVersion},
+		{"eventstore/stream_versions_read_flat", testStreamVersionsReadFlat},
 		{"eventstore/optimistic_locking_concurrent", testOptimisticLocking},
 		{"eventstore/duplicate_event_id", testDuplicateEventID},
 		{"eventstore/batch_all_or_nothing", testBatchAllOrNothing},

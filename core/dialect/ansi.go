@@ -236,12 +236,13 @@ func ansiStatements() map[StatementID]string {
 		PositionAllocated: `SELECT val FROM ${position_table} WHERE id = 1`,
 
 		StreamVersion: `SELECT sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} ORDER BY sequence_no DESC FETCH FIRST 1 ROW ONLY`,
-		// A join on the per-aggregate maximum: ANSI everywhere (no row
-		// values, no LIMIT per group); the unique (aggregate_id,
-		// sequence_no) index serves both sides.
-		StreamVersions: `SELECT x.aggregate_id, x.sequence_no, x.aggregate_type FROM ${event_store_table} x JOIN ` +
-			`(SELECT aggregate_id, MAX(sequence_no) AS top FROM ${event_store_table} WHERE aggregate_id IN (` + streamVersionsList() + `) GROUP BY aggregate_id) m ` +
-			`ON x.aggregate_id = m.aggregate_id AND x.sequence_no = m.top`,
+		// One branch per id, each two probes of the unique (aggregate_id,
+		// sequence_no) index: the id's MAX (an index's last entry under the
+		// id on every engine) and that row. The former IN list under GROUP
+		// BY read every row of every stream asked (PostgreSQL planned it as
+		// a scan of the whole table). UNION: the ids the core repeats to fill
+		// the binds give one row.
+		StreamVersions:      streamVersionsUnion(),
 		EventStream:         `SELECT ` + EventColumns + ` FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} AND aggregate_type = #{aggregate_type} AND sequence_no > #{after_sequence} ORDER BY sequence_no`,
 		EventRange:          `SELECT ` + EventColumns + ` FROM ${event_store_table} WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
 		EventPartitionRange: `SELECT ` + EventColumns + ` FROM ${event_store_table} WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
@@ -388,14 +389,42 @@ func (b *Base) Describe(context.Context, DescribeRequest) (DescribeResponse, err
 	return DescribeResponse{Catalogue: b.Catalogue}, nil
 }
 
-// streamVersionsList is StreamVersions' IN list: "#{id_a}, #{id_b}, …".
-func streamVersionsList() string {
-	out := ""
+// streamVersionsUnion is StreamVersions: one UNION branch per bind.
+func streamVersionsUnion() string {
+	branches := make([]string, len(StreamVersionsBinds))
 	for i, b := range StreamVersionsBinds {
-		if i > 0 {
-			out += ", "
-		}
-		out += "#{" + b + "}"
+		branches[i] = `SELECT aggregate_id, sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{` + b +
+			`} AND sequence_no = (SELECT MAX(sequence_no) FROM ${event_store_table} WHERE aggregate_id = #{` + b + `})`
 	}
-	return out
+	return strings.Join(branches, ` UNION `)
+}
+
+// StreamVersionsGroupBy is StreamVersions as one IN list under GROUP BY,
+// joined back to each id's top row: it reads every row of every stream
+// asked, but each id once, for an engine that cannot read an index's last
+// entry under an id (H2 reads a per-id MAX, or a top-1 ORDER BY … DESC,
+// by scanning the id's range, once per branch).
+func StreamVersionsGroupBy() string {
+	list := make([]string, len(StreamVersionsBinds))
+	for i, b := range StreamVersionsBinds {
+		list[i] = "#{" + b + "}"
+	}
+	return `SELECT x.aggregate_id, x.sequence_no, x.aggregate_type FROM ${event_store_table} x JOIN ` +
+		`(SELECT aggregate_id, MAX(sequence_no) AS top FROM ${event_store_table} WHERE aggregate_id IN (` + strings.Join(list, ", ") + `) GROUP BY aggregate_id) m ` +
+		`ON x.aggregate_id = m.aggregate_id AND x.sequence_no = m.top`
+}
+
+// StreamVersionsTopRows is StreamVersions as one parenthesised top-1 read
+// per bind (ORDER BY sequence_no DESC FETCH FIRST 1 ROW ONLY), for an
+// engine that plans it as a backward probe of the unique (aggregate_id,
+// sequence_no) index and ANSI's form otherwise (HSQLDB scans the table
+// for an IN list under GROUP BY). UNION, not UNION ALL: the ids the core
+// repeats to fill the binds give one row.
+func StreamVersionsTopRows() string {
+	branches := make([]string, len(StreamVersionsBinds))
+	for i, b := range StreamVersionsBinds {
+		branches[i] = `(SELECT aggregate_id, sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{` + b +
+			`} ORDER BY sequence_no DESC FETCH FIRST 1 ROW ONLY)`
+	}
+	return strings.Join(branches, ` UNION `)
 }
