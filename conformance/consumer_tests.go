@@ -28,6 +28,9 @@ func consumerTests() []Test {
 		{"consumer/leases_paused_apply_fenced", testConsumerLeasesPausedApply},
 		{"consumer/leases_unsubscribe_deletes_rows", testConsumerLeasesUnsubscribe},
 		{"consumer/leases_non_transactional_generation", testConsumerLeasesNonTransactional},
+		{"consumer/rebuild_fences_straddling_poll_transactional", testConsumerRebuildFencesPollTx},
+		{"consumer/rebuild_fences_straddling_poll_non_transactional", testConsumerRebuildFencesPollNonTx},
+		{"consumer/rebalance_joins_no_duplicates_three_processes", testConsumerRebalanceJoinsNoDuplicates},
 	}
 }
 

@@ -19,6 +19,8 @@ func transient(err error) bool { return sqlerr.IsTransient(err) }
 // rows and skips, retry the heads that are due, read a page of every
 // partition up to its mark, deliver it through the worker pool, save.
 func (r *Runner) poll(ctx context.Context) (int, bool, error) {
+	r.pollMu.Lock()
+	defer r.pollMu.Unlock()
 	c, err := r.reg.Get(ctx, r.c.ID)
 	if err != nil {
 		return 0, false, err
@@ -330,6 +332,9 @@ func (r *Runner) applyOne(ctx context.Context, m Message, work func(tx *sql.Tx) 
 			if err := r.checkLease(ctx, nil, m.Partition, m.Generation); err != nil {
 				return err
 			}
+			if err := r.checkEpoch(ctx); err != nil {
+				return err
+			}
 			return work(nil)
 		}
 		return r.applyInTx(ctx, m, work)
@@ -396,6 +401,9 @@ func (r *Runner) applyInTxOnce(ctx context.Context, m Message, work func(tx *sql
 		return err
 	}
 	defer func() { _ = tx.Rollback() }() // no-op after Commit
+	if r.revoking(m.Partition) {
+		return errRevoking
+	}
 	if err := work(tx); err != nil {
 		return err
 	}
@@ -473,6 +481,25 @@ func (r *Runner) save(ctx context.Context) error {
 			st.saved = max(st.saved, w.pos)
 		}
 		r.mu.Unlock()
+	}
+	return nil
+}
+
+// checkEpoch is the rebuild fence of an apply outside the database: the
+// consumer must still run under the poll's epoch (a rebuild begun, a pause
+// or a halt since the poll began stops it: ErrStale, the poll's other
+// applies abort). Nothing can fence a handler already running; see
+// docs/consumers.md for the rebuild procedure.
+func (r *Runner) checkEpoch(ctx context.Context) error {
+	c, err := r.reg.Get(ctx, r.c.ID)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	epoch := r.epoch
+	r.mu.Unlock()
+	if c.State != Running || c.Epoch != epoch {
+		return ErrStale
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"sync"
@@ -87,6 +88,9 @@ type Runner struct {
 	skips   map[string][]Skip
 
 	member *lease.Member // nil without Options.Leases
+	// pollMu is held by a poll from its lease snapshot to its save: a
+	// cooperative handover waits on it for the applies in flight.
+	pollMu sync.Mutex
 	owned  map[int]int64 // the leases this poll runs under, by partition
 }
 
@@ -271,4 +275,8 @@ var (
 	// errAborted: an earlier position of the partition did not complete,
 	// so this apply rolled back (it is applied again after the failure).
 	errAborted = errors.New("an earlier position of the partition did not complete")
+	// errRevoking: the partition is being handed over to another instance
+	// (cooperative rebalance): no new message of it is applied; what was
+	// applied is saved before the lease is released.
+	errRevoking = fmt.Errorf("partition being handed over: %w", errAborted)
 )

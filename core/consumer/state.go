@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -82,9 +83,15 @@ func startsFrom(to, from State) bool {
 	return false
 }
 
-// BeginRebuild marks the consumer REBUILDING and raises its epoch by one,
-// in one write, and returns the new epoch. From then on every checkpoint
-// write of a poll begun under the old epoch changes nothing.
+// BeginRebuild marks the consumer REBUILDING, raises its epoch by one and
+// resets every checkpoint to no position under the new epoch, in one
+// transaction, and returns the new epoch. That transaction writes every
+// checkpoint row, which a Transactional apply writes before it commits: it
+// waits for the applies holding those rows, and an apply that has not
+// written its row yet finds the new epoch there and rolls back. So once
+// BeginRebuild returns, no apply or checkpoint write of a poll begun under
+// the old epoch commits any more; a non-transactional runner checks the
+// epoch before every handler call (a call already running finishes).
 func (r *Registry) BeginRebuild(ctx context.Context, id string) (int64, error) {
 	c, err := r.Get(ctx, id)
 	if err != nil {
@@ -93,16 +100,30 @@ func (r *Registry) BeginRebuild(ctx context.Context, id string) (int64, error) {
 	if !startsFrom(Rebuilding, c.State) {
 		return 0, &TransitionError{ID: id, From: c.State, To: Rebuilding, Actual: c.State}
 	}
-	res, err := r.e.Exec(ctx, r.e.DB, dialect.ConsumerBeginRebuild, nil, map[string]any{
-		"id": id, "state": string(Rebuilding), "state_since": r.stamp(), "from_state": string(c.State)})
+	epoch := c.Epoch + 1
+	refused := false
+	err = r.inTx(ctx, func(tx *sql.Tx) error {
+		refused = false
+		res, err := r.e.Exec(ctx, tx, dialect.ConsumerBeginRebuild, nil, map[string]any{
+			"id": id, "state": string(Rebuilding), "state_since": r.stamp(), "from_state": string(c.State)})
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			refused = true
+			return err
+		}
+		_, err = r.e.Exec(ctx, tx, dialect.CheckpointReset, nil, map[string]any{"consumer_id": id, "epoch": epoch})
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("consumer %s: begin rebuild: %w", id, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
+	if refused {
 		now, _ := r.Get(ctx, id)
 		return 0, &TransitionError{ID: id, From: c.State, To: Rebuilding, Actual: now.State}
 	}
-	return c.Epoch + 1, nil
+	return epoch, nil
 }
 
 // CompleteRebuild resets every checkpoint of the consumer to no position
