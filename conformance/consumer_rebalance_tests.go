@@ -101,4 +101,14 @@ func testConsumerRebalanceJoinsNoDuplicates(t T, env *Env) {
 	}
 	t.Logf("%d positions, %d applies; by instance %v", len(all), len(rows), by)
 	checkAppliedOnceUnderLeases(t, rows, all)
+	if t.Failed() {
+		for i, w := range ws {
+			for _, l := range strings.Split(w.w.stderr.String(), "\n") {
+				if strings.Contains(l, "lapse") || strings.Contains(l, "took over") || strings.Contains(l, "lease lost") ||
+					strings.Contains(l, "revok") || strings.Contains(l, "ownership changed") {
+					t.Logf("instance %d: %s", i, l)
+				}
+			}
+		}
+	}
 }

@@ -31,6 +31,7 @@ func consumerTests() []Test {
 		{"consumer/rebuild_fences_straddling_poll_transactional", testConsumerRebuildFencesPollTx},
 		{"consumer/rebuild_fences_straddling_poll_non_transactional", testConsumerRebuildFencesPollNonTx},
 		{"consumer/rebalance_joins_no_duplicates_three_processes", testConsumerRebalanceJoinsNoDuplicates},
+		{"consumer/idle_caught_up_lag_zero_after_stop", testConsumerIdleLagZero},
 	}
 }
 

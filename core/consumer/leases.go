@@ -128,9 +128,6 @@ func (r *Runner) checkLease(ctx context.Context, tx *sql.Tx, p int, gen int64) e
 	if tx != nil {
 		return lease.Fence(ctx, r.reg.e, tx, cl)
 	}
-	if r.member.Revoking(p) {
-		return errRevoking
-	}
 	if now, ok := r.member.Claim(p); !ok || now.Generation != gen {
 		return &lease.LostError{Claim: cl, Generation: now.Generation}
 	}
@@ -172,6 +169,25 @@ func (r *Runner) saveFenced(ctx context.Context, k partKey, pos, epoch, gen int6
 }
 
 func isLeaseLost(err error) bool { return errors.Is(err, lease.ErrLeaseLost) }
+
+// startApply decides whether m's apply may begin. Once its partition is
+// being handed over, no apply above the highest one already begun starts
+// (errRevoking: it and what follows roll back or are left for the new
+// owner); those below it still run, so the checkpoint saved before the
+// release covers every apply that ran and the new owner repeats none.
+func (r *Runner) startApply(m Message) error {
+	if r.member == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.parts[partKey{m.Source, m.Partition}]
+	if r.member.Revoking(m.Partition) && m.Position > st.started {
+		return errRevoking
+	}
+	st.started = max(st.started, m.Position)
+	return nil
+}
 
 // revoking reports whether partition p is being handed over to another
 // instance: no handler runs for it any more.

@@ -61,7 +61,7 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 		}
 	}
 	n += r.apply(work, batch)
-	if err := r.save(work); err != nil {
+	if err := r.save(work, false); err != nil {
 		return n, more, err
 	}
 	r.reportLag()
@@ -329,6 +329,9 @@ func (r *Runner) markStale() error {
 func (r *Runner) applyOne(ctx context.Context, m Message, work func(tx *sql.Tx) error) error {
 	err := r.retryTransient(ctx, m.Source, func() error {
 		if !r.opts.Transactional {
+			if err := r.startApply(m); err != nil {
+				return err
+			}
 			if err := r.checkLease(ctx, nil, m.Partition, m.Generation); err != nil {
 				return err
 			}
@@ -401,8 +404,8 @@ func (r *Runner) applyInTxOnce(ctx context.Context, m Message, work func(tx *sql
 		return err
 	}
 	defer func() { _ = tx.Rollback() }() // no-op after Commit
-	if r.revoking(m.Partition) {
-		return errRevoking
+	if err := r.startApply(m); err != nil {
+		return err
 	}
 	if err := work(tx); err != nil {
 		return err
@@ -447,8 +450,9 @@ func (r *Runner) applyInTxOnce(ctx context.Context, m Message, work func(tx *sql
 
 // save writes every partition's contiguous position that is ahead of its
 // checkpoint: at once after applies, over empty stretches at most once per
-// EmptySaveInterval of the application clock.
-func (r *Runner) save(ctx context.Context) error {
+// EmptySaveInterval of the application clock, or now when all is set (a
+// graceful stop).
+func (r *Runner) save(ctx context.Context, all bool) error {
 	now := r.opts.Now()
 	r.mu.Lock()
 	type write struct {
@@ -459,7 +463,7 @@ func (r *Runner) save(ctx context.Context) error {
 	for k, st := range r.parts {
 		c := st.contiguous()
 		gen, mine := r.leasedLocked(k.partition)
-		if !mine || c <= st.saved || (!st.dirty && now.Sub(st.lastSave) < r.opts.EmptySaveInterval) {
+		if !mine || c <= st.saved || (!st.dirty && !all && now.Sub(st.lastSave) < r.opts.EmptySaveInterval) {
 			continue
 		}
 		writes = append(writes, write{k, c, gen})
@@ -502,4 +506,24 @@ func (r *Runner) checkEpoch(ctx context.Context) error {
 		return ErrStale
 	}
 	return nil
+}
+
+// flushTimeout bounds the final save of a graceful stop (a few statements).
+const flushTimeout = 10 * time.Second
+
+// flush is the last save of a graceful stop: every partition read up to
+// the mark has its checkpoint saved, empty stretches included, so a
+// stopped consumer that applied everything shows no lag.
+func (r *Runner) flush(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	defer cancel()
+	r.pollMu.Lock()
+	defer r.pollMu.Unlock()
+	if !r.loaded || r.c.State != Running {
+		return
+	}
+	if err := r.save(ctx, true); err != nil {
+		r.opts.Logger.Warn("consumer: saving the checkpoints on stop failed; empty stretches are read again at the next start",
+			"consumer", r.c.Name, "err", err)
+	}
 }

@@ -110,6 +110,7 @@ type partState struct {
 	aborted  map[int64]bool
 	changed  chan struct{} // closed and replaced at every completion or abort
 	dirty    bool          // applied since the last save (written at once)
+	started  int64         // the highest position whose apply began
 	lastSave time.Time
 }
 
@@ -200,6 +201,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.opts.Logger.Warn("consumer poll failed; retrying", "consumer", r.c.Name, "err", err)
 		}
 		if ctx.Err() != nil {
+			r.flush(ctx)
 			return ctx.Err()
 		}
 		if n > 0 || more {
@@ -208,6 +210,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		timer.Reset(r.opts.PollInterval)
 		select {
 		case <-ctx.Done():
+			r.flush(ctx)
 			return ctx.Err()
 		case <-wake:
 		case <-r.leaseChanged():
