@@ -49,7 +49,9 @@ func testConsumerIdleLagZero(t T, env *Env) {
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "idle-lag", Transactional: true,
 		PollInterval: 20 * time.Millisecond, Metrics: rec,
 		Sources: []consumer.Source{consumer.EventStoreSource{Store: s, Waker: adv}},
-		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error { return insertApplied(ctx, tx, m.Position) }})
+		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+			return insertApplied(ctx, tx, m.Position)
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
