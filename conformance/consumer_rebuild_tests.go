@@ -181,3 +181,65 @@ func testConsumerRebuildFencesPoll(t T, env *Env, transactional bool) {
 		}
 	}
 }
+
+// testConsumerRebuildDeletesDelivery: a rebuild deletes the consumer's
+// undelivered rows and skips (the spec's "a rebuild deletes the
+// consumer's rows"), in BeginRebuild's transaction: a Transactional retry
+// of an undelivered row deletes its row in its own transaction, so one
+// straddling BeginRebuild commits before it or rolls back. After the
+// rebuild the message that had failed is applied like every other.
+func testConsumerRebuildDeletesDelivery(t T, env *Env) {
+	s, e := openStore(t, env)
+	createApplied(t, env)
+	ctx := context.Background()
+	positions := appendSpread(t, s, e, []string{"dl-1", "dl-2"}, 4)
+	failing := positions[1]
+	fail := true
+	reg := consumer.NewRegistry(e, nil)
+	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "rebuild-rows", Transactional: true,
+		Retry: consumer.RetryPolicy{MaxAttempts: 1}, OnError: consumer.PolicyDeadLetter,
+		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}},
+		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+			if fail && m.Position == failing {
+				return fmt.Errorf("refused")
+			}
+			return insertApplied(ctx, tx, m.Position)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, r, func() bool { return len(appliedCounts(t, env)) == len(positions)-1 })
+	id := r.Consumer().ID
+	if err := reg.RecordSkip(ctx, id, consumer.Skip{Source: "event-store", Position: positions[3], EveryKey: true}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := reg.UndeliveredRows(ctx, id)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("before the rebuild: %d undelivered rows (%v), want 1", len(rows), err)
+	}
+	epoch, err := reg.BeginRebuild(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err = reg.UndeliveredRows(ctx, id)
+	if err != nil || len(rows) != 0 {
+		t.Errorf("after BeginRebuild: %d undelivered rows (%v), want 0", len(rows), err)
+	}
+	skips, err := reg.Skips(ctx, id, "event-store", 0)
+	if err != nil || len(skips) != 0 {
+		t.Errorf("after BeginRebuild: %d skips (%v), want 0", len(skips), err)
+	}
+	if _, err := env.DB.ExecContext(ctx, `DELETE FROM `+appliedTable); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.CompleteRebuild(ctx, id, epoch); err != nil {
+		t.Fatal(err)
+	}
+	fail = false
+	pollUntil(t, r, func() bool { return len(appliedCounts(t, env)) == len(positions) })
+	for p, n := range appliedCounts(t, env) {
+		if n != 1 {
+			t.Errorf("position %d applied %d times after the rebuild, want once", p, n)
+		}
+	}
+}
