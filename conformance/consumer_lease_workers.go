@@ -45,6 +45,10 @@ type leasedArgs struct {
 	// its engine (whose schema DDL waits for open transactions on some
 	// engines, HSQLDB) before that.
 	JoinOnGo bool `json:"join_on_go"`
+	// NonTransactional runs the handler outside the apply's transaction
+	// (its insert on its own); ApplyMillis slows every apply down by that.
+	NonTransactional bool `json:"non_transactional"`
+	ApplyMillis      int  `json:"apply_millis"`
 }
 
 // leasedResult is what a leased worker reports.
@@ -99,7 +103,7 @@ func runLeasedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 	release := make(chan struct{})
 	newRunner := func() (*consumer.Runner, error) {
 		return consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: "projection", Name: args.Consumer,
-			Transactional: true, PageSize: 16, Logger: logger, Leases: co,
+			Transactional: !args.NonTransactional, PageSize: 16, Logger: logger, Leases: co,
 			Sources: []consumer.Source{consumer.EventStoreSource{Store: eventstore.New(e, nil)}},
 			Handler: leasedHandler(db, e, co.InstanceID(), args, release)})
 	}
@@ -154,7 +158,16 @@ func leasedHandler(db *sql.DB, e *engine.Engine, instance string, args leasedArg
 	var invoked atomic.Int64
 	var paused atomic.Bool
 	return func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s (pos, pno, instance_id, generation) VALUES (%d, %d, '%s', %d)`,
+		if args.ApplyMillis > 0 {
+			time.Sleep(time.Duration(args.ApplyMillis) * time.Millisecond)
+		}
+		var q interface {
+			ExecContext(context.Context, string, ...any) (sql.Result, error)
+		} = db
+		if tx != nil {
+			q = tx
+		}
+		if _, err := q.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s (pos, pno, instance_id, generation) VALUES (%d, %d, '%s', %d)`,
 			leaseAppliedTable, m.Position, m.Partition, instance, m.Generation)); err != nil {
 			return err
 		}

@@ -28,6 +28,11 @@ func consumerTests() []Test {
 		{"consumer/leases_paused_apply_fenced", testConsumerLeasesPausedApply},
 		{"consumer/leases_unsubscribe_deletes_rows", testConsumerLeasesUnsubscribe},
 		{"consumer/leases_non_transactional_generation", testConsumerLeasesNonTransactional},
+		{"consumer/rebuild_fences_straddling_poll_transactional", testConsumerRebuildFencesPollTx},
+		{"consumer/rebuild_fences_straddling_poll_non_transactional", testConsumerRebuildFencesPollNonTx},
+		{"consumer/rebuild_deletes_undelivered_and_skips", testConsumerRebuildDeletesDelivery},
+		{"consumer/rebalance_joins_no_duplicates_three_processes", testConsumerRebalanceJoinsNoDuplicates},
+		{"consumer/idle_caught_up_lag_zero_after_stop", testConsumerIdleLagZero},
 	}
 }
 

@@ -27,7 +27,7 @@ e.g. projection/account-summary. An operation only changes rows; the runner of
 every instance acts on them at its next poll.`,
 	}
 	cmd.AddCommand(consumersListCmd(), consumersStatusCmd(), consumersPauseCmd(), consumersResumeCmd(),
-		deadLettersCmd(), consumersSkipCmd(), consumersUnsubscribeCmd())
+		deadLettersCmd(), consumersSkipCmd(), consumersUnsubscribeCmd(), consumersRebuildCmd())
 	return cmd
 }
 

@@ -58,7 +58,9 @@ const MaxFailureReason = 1000
 // cheap: it runs on the apply path.
 type Metrics interface {
 	// Lag is reported after every poll per source and partition: the
-	// source's mark minus the partition's checkpoint.
+	// source's mark minus what the runner has read and completed there
+	// (at least its checkpoint; an idle partition read up to the mark lags
+	// 0 before its empty stretch is saved).
 	Lag(c Consumer, source string, partition int, lag int64)
 	// Applied is reported after every apply that committed, with its
 	// duration (handler and, when Transactional, its commit).

@@ -46,7 +46,7 @@ func (r *Runner) joinLeases(ctx context.Context) error {
 		parts = max(parts, s.Partitions())
 	}
 	m, err := r.opts.Leases.Join(ctx, lease.ConsumerOptions{Type: r.opts.Type, Name: r.opts.Name,
-		Partitions: parts, Distribution: r.opts.Distribution})
+		Partitions: parts, Distribution: r.opts.Distribution, OnRevoke: r.onRevoke})
 	if err != nil {
 		return fmt.Errorf("consumer %s/%s: joining the lease coordinator: %w", r.opts.Type, r.opts.Name, err)
 	}
@@ -169,3 +169,46 @@ func (r *Runner) saveFenced(ctx context.Context, k partKey, pos, epoch, gen int6
 }
 
 func isLeaseLost(err error) bool { return errors.Is(err, lease.ErrLeaseLost) }
+
+// startApply decides whether m's apply may begin. Once its partition is
+// being handed over, no apply above the highest one already begun starts
+// (errRevoking: it and what follows roll back or are left for the new
+// owner); those below it still run, so the checkpoint saved before the
+// release covers every apply that ran and the new owner repeats none.
+func (r *Runner) startApply(m Message) error {
+	if r.member == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.parts[partKey{m.Source, m.Partition}]
+	if r.member.Revoking(m.Partition) && m.Position > st.started {
+		return errRevoking
+	}
+	st.started = max(st.started, m.Position)
+	return nil
+}
+
+// revoking reports whether partition p is being handed over to another
+// instance: no handler runs for it any more.
+func (r *Runner) revoking(p int) bool {
+	return r.member != nil && r.member.Revoking(p)
+}
+
+// onRevoke is the runner's part of a cooperative handover: the partitions
+// are already marked revoking (no new apply of them starts and the next
+// poll leaves them out), so once the poll in flight ended — its applies
+// finished and its checkpoints saved under the lease — the coordinator
+// may release them.
+func (r *Runner) onRevoke(ctx context.Context, partitions []int) {
+	done := make(chan struct{})
+	go func() {
+		r.pollMu.Lock()
+		r.pollMu.Unlock() //nolint:staticcheck // waiting for the poll in flight is the point
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}

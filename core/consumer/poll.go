@@ -19,6 +19,8 @@ func transient(err error) bool { return sqlerr.IsTransient(err) }
 // rows and skips, retry the heads that are due, read a page of every
 // partition up to its mark, deliver it through the worker pool, save.
 func (r *Runner) poll(ctx context.Context) (int, bool, error) {
+	r.pollMu.Lock()
+	defer r.pollMu.Unlock()
 	c, err := r.reg.Get(ctx, r.c.ID)
 	if err != nil {
 		return 0, false, err
@@ -59,7 +61,7 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 		}
 	}
 	n += r.apply(work, batch)
-	if err := r.save(work); err != nil {
+	if err := r.save(work, false); err != nil {
 		return n, more, err
 	}
 	r.reportLag()
@@ -327,7 +329,13 @@ func (r *Runner) markStale() error {
 func (r *Runner) applyOne(ctx context.Context, m Message, work func(tx *sql.Tx) error) error {
 	err := r.retryTransient(ctx, m.Source, func() error {
 		if !r.opts.Transactional {
+			if err := r.startApply(m); err != nil {
+				return err
+			}
 			if err := r.checkLease(ctx, nil, m.Partition, m.Generation); err != nil {
+				return err
+			}
+			if err := r.checkEpoch(ctx); err != nil {
 				return err
 			}
 			return work(nil)
@@ -396,6 +404,9 @@ func (r *Runner) applyInTxOnce(ctx context.Context, m Message, work func(tx *sql
 		return err
 	}
 	defer func() { _ = tx.Rollback() }() // no-op after Commit
+	if err := r.startApply(m); err != nil {
+		return err
+	}
 	if err := work(tx); err != nil {
 		return err
 	}
@@ -439,8 +450,9 @@ func (r *Runner) applyInTxOnce(ctx context.Context, m Message, work func(tx *sql
 
 // save writes every partition's contiguous position that is ahead of its
 // checkpoint: at once after applies, over empty stretches at most once per
-// EmptySaveInterval of the application clock.
-func (r *Runner) save(ctx context.Context) error {
+// EmptySaveInterval of the application clock, or now when all is set (a
+// graceful stop).
+func (r *Runner) save(ctx context.Context, all bool) error {
 	now := r.opts.Now()
 	r.mu.Lock()
 	type write struct {
@@ -451,7 +463,7 @@ func (r *Runner) save(ctx context.Context) error {
 	for k, st := range r.parts {
 		c := st.contiguous()
 		gen, mine := r.leasedLocked(k.partition)
-		if !mine || c <= st.saved || (!st.dirty && now.Sub(st.lastSave) < r.opts.EmptySaveInterval) {
+		if !mine || c <= st.saved || (!st.dirty && !all && now.Sub(st.lastSave) < r.opts.EmptySaveInterval) {
 			continue
 		}
 		writes = append(writes, write{k, c, gen})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"sync"
@@ -87,6 +88,9 @@ type Runner struct {
 	skips   map[string][]Skip
 
 	member *lease.Member // nil without Options.Leases
+	// pollMu is held by a poll from its lease snapshot to its save: a
+	// cooperative handover waits on it for the applies in flight.
+	pollMu sync.Mutex
 	owned  map[int]int64 // the leases this poll runs under, by partition
 }
 
@@ -106,6 +110,7 @@ type partState struct {
 	aborted  map[int64]bool
 	changed  chan struct{} // closed and replaced at every completion or abort
 	dirty    bool          // applied since the last save (written at once)
+	started  int64         // the highest position whose apply began
 	lastSave time.Time
 }
 
@@ -196,6 +201,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.opts.Logger.Warn("consumer poll failed; retrying", "consumer", r.c.Name, "err", err)
 		}
 		if ctx.Err() != nil {
+			r.flush(ctx)
 			return ctx.Err()
 		}
 		if n > 0 || more {
@@ -204,6 +210,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		timer.Reset(r.opts.PollInterval)
 		select {
 		case <-ctx.Done():
+			r.flush(ctx)
 			return ctx.Err()
 		case <-wake:
 		case <-r.leaseChanged():
@@ -271,4 +278,8 @@ var (
 	// errAborted: an earlier position of the partition did not complete,
 	// so this apply rolled back (it is applied again after the failure).
 	errAborted = errors.New("an earlier position of the partition did not complete")
+	// errRevoking: the partition is being handed over to another instance
+	// (cooperative rebalance): no new message of it is applied; what was
+	// applied is saved before the lease is released.
+	errRevoking = fmt.Errorf("partition being handed over: %w", errAborted)
 )

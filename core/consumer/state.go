@@ -2,6 +2,8 @@ package consumer
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -82,9 +84,16 @@ func startsFrom(to, from State) bool {
 	return false
 }
 
-// BeginRebuild marks the consumer REBUILDING and raises its epoch by one,
-// in one write, and returns the new epoch. From then on every checkpoint
-// write of a poll begun under the old epoch changes nothing.
+// BeginRebuild marks the consumer REBUILDING, raises its epoch by one and
+// resets every checkpoint to no position under the new epoch (and deletes
+// its undelivered rows and skips: every message is replayed), in one
+// transaction, and returns the new epoch. That transaction writes every
+// checkpoint row, which a Transactional apply writes before it commits: it
+// waits for the applies holding those rows, and an apply that has not
+// written its row yet finds the new epoch there and rolls back. So once
+// BeginRebuild returns, no apply or checkpoint write of a poll begun under
+// the old epoch commits any more; a non-transactional runner checks the
+// epoch before every handler call (a call already running finishes).
 func (r *Registry) BeginRebuild(ctx context.Context, id string) (int64, error) {
 	c, err := r.Get(ctx, id)
 	if err != nil {
@@ -93,21 +102,38 @@ func (r *Registry) BeginRebuild(ctx context.Context, id string) (int64, error) {
 	if !startsFrom(Rebuilding, c.State) {
 		return 0, &TransitionError{ID: id, From: c.State, To: Rebuilding, Actual: c.State}
 	}
-	res, err := r.e.Exec(ctx, r.e.DB, dialect.ConsumerBeginRebuild, nil, map[string]any{
-		"id": id, "state": string(Rebuilding), "state_since": r.stamp(), "from_state": string(c.State)})
+	epoch := c.Epoch + 1
+	refused := false
+	err = r.inTx(ctx, func(tx *sql.Tx) error {
+		refused = false
+		res, err := r.e.Exec(ctx, tx, dialect.ConsumerBeginRebuild, nil, map[string]any{
+			"id": id, "state": string(Rebuilding), "state_since": r.stamp(), "from_state": string(c.State)})
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			refused = true
+			return err
+		}
+		if _, err := r.e.Exec(ctx, tx, dialect.CheckpointReset, nil, map[string]any{"consumer_id": id, "epoch": epoch}); err != nil {
+			return err
+		}
+		return r.deleteDelivery(ctx, tx, id)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("consumer %s: begin rebuild: %w", id, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
+	if refused {
 		now, _ := r.Get(ctx, id)
 		return 0, &TransitionError{ID: id, From: c.State, To: Rebuilding, Actual: now.State}
 	}
-	return c.Epoch + 1, nil
+	return epoch, nil
 }
 
 // CompleteRebuild resets every checkpoint of the consumer to no position
-// under epoch and makes it run again, in one transaction: REBUILDING lasts
-// until its progress is reset.
+// under epoch, deletes its undelivered rows and skips (what a poll begun
+// before BeginRebuild may still have recorded) and makes it run again, in
+// one transaction.
 func (r *Registry) CompleteRebuild(ctx context.Context, id string, epoch int64) error {
 	return retryTransient(ctx, func() error {
 		tx, err := r.e.BeginTx(ctx, engine.OpAppend)
@@ -116,6 +142,9 @@ func (r *Registry) CompleteRebuild(ctx context.Context, id string, epoch int64) 
 		}
 		defer func() { _ = tx.Rollback() }() // no-op after Commit
 		if _, err := r.e.Exec(ctx, tx, dialect.CheckpointReset, nil, map[string]any{"consumer_id": id, "epoch": epoch}); err != nil {
+			return err
+		}
+		if err := r.deleteDelivery(ctx, tx, id); err != nil {
 			return err
 		}
 		res, err := r.e.Exec(ctx, tx, dialect.ConsumerSetState, nil, map[string]any{
@@ -128,6 +157,42 @@ func (r *Registry) CompleteRebuild(ctx context.Context, id string, epoch int64) 
 		}
 		return r.e.Errors.Wrap(tx.Commit())
 	})
+}
+
+// deleteDelivery deletes the consumer's undelivered rows and skips, on
+// every source it has checkpoints on: a rebuild replays every message. A
+// Transactional retry of an undelivered row deletes its row in its own
+// transaction, so one straddling BeginRebuild either commits before it or
+// finds its row gone and rolls back.
+func (r *Registry) deleteDelivery(ctx context.Context, tx *sql.Tx, id string) error {
+	rows, err := r.e.Query(ctx, tx, dialect.CheckpointRead, nil, map[string]any{"consumer_id": id})
+	if err != nil {
+		return err
+	}
+	sources := map[string]bool{}
+	for rows.Next() {
+		var (
+			src        string
+			part       int
+			pos, epoch sql.NullInt64
+		)
+		if err := rows.Scan(&src, &part, &pos, &epoch); err != nil {
+			rows.Close()
+			return r.e.Errors.Wrap(err)
+		}
+		sources[src] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return r.e.Errors.Wrap(err)
+	}
+	for src := range sources {
+		for _, st := range []dialect.StatementID{dialect.AdminUndeliveredDeleteSource, dialect.AdminSkippedDeleteSource} {
+			if _, err := r.e.Exec(ctx, tx, st, nil, map[string]any{"consumer_id": id, "source_name": src}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Rebuild is BeginRebuild then CompleteRebuild; it returns the new epoch.

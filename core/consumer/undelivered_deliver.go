@@ -316,7 +316,10 @@ func (r *Runner) reportLag() {
 				continue // its owner reports it
 			}
 			if st := r.parts[partKey{s.Name(), p}]; st != nil {
-				r.opts.Metrics.Lag(r.c, s.Name(), p, max(0, mark-st.saved))
+				// What the runner has read and completed, saved or not: an
+				// idle partition read up to the mark saves only once per
+				// EmptySaveInterval but lags nothing.
+				r.opts.Metrics.Lag(r.c, s.Name(), p, max(0, mark-max(st.saved, st.contiguous())))
 			}
 		}
 	}

@@ -24,7 +24,7 @@ func (r *Runner) retryHeads(ctx context.Context) int {
 	r.dmu.Lock()
 	byWorker := make([][]keyRef, r.opts.Workers)
 	for k, rows := range r.rows {
-		if _, mine := r.leased(k.partition); !mine {
+		if _, mine := r.leased(k.partition); !mine || r.revoking(k.partition) {
 			continue // retried by the partition's owner
 		}
 		for _, u := range rows {
@@ -163,6 +163,9 @@ func (r *Runner) retryRow(ctx context.Context, h *UndeliveredRow) (ok bool, err 
 			if err := r.checkLease(ctx, nil, h.Partition, gen); err != nil {
 				return err
 			}
+			if err := r.checkEpoch(ctx); err != nil {
+				return err
+			}
 		}
 		if has {
 			if herr = r.opts.Handler(ctx, tx, m); herr != nil {
@@ -198,6 +201,9 @@ func (r *Runner) retryRow(ctx context.Context, h *UndeliveredRow) (ok bool, err 
 		return true, nil
 	case errors.Is(err, errRowChanged) && herr == nil:
 		return false, nil // an operator's change; read again next poll
+	case errors.Is(err, ErrStale) && herr == nil:
+		_ = r.markStale() // a rebuild (or pause) began: the next poll reads the row
+		return false, nil
 	case isLeaseLost(err) && herr == nil:
 		r.leaseLost(h.Partition, err)
 		return false, nil // the partition's new owner retries it

@@ -36,6 +36,7 @@ const (
 	DefaultHeartbeatInterval = time.Second
 	DefaultRebalanceInterval = 2 * time.Second
 	DefaultLeaseDuration     = 3 * DefaultHeartbeatInterval
+	DefaultRevokeTimeout     = 30 * time.Second
 )
 
 // Options configure a Coordinator.
@@ -53,6 +54,11 @@ type Options struct {
 	// LeaseDuration is how long the instance row stays live after a
 	// heartbeat, on the database clock; more than HeartbeatInterval.
 	LeaseDuration time.Duration
+	// RevokeTimeout bounds a cooperative handover (ConsumerOptions.OnRevoke):
+	// past it a revoked partition is handed back although applies on it are
+	// still running (their fence then rolls a Transactional apply back).
+	// 30 s by default.
+	RevokeTimeout time.Duration
 	// Logger receives state changes; slog.Default() when nil.
 	Logger *slog.Logger
 	// Now is the application's clock (time.Now by default). Leases never
@@ -75,6 +81,7 @@ func (o *Options) defaults() error {
 	o.HeartbeatInterval = orDefault(o.HeartbeatInterval, DefaultHeartbeatInterval)
 	o.RebalanceInterval = orDefault(o.RebalanceInterval, DefaultRebalanceInterval)
 	o.LeaseDuration = orDefault(o.LeaseDuration, 3*o.HeartbeatInterval)
+	o.RevokeTimeout = orDefault(o.RevokeTimeout, DefaultRevokeTimeout)
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

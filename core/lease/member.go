@@ -23,6 +23,14 @@ type ConsumerOptions struct {
 	// OnChange, optional, is called after every rebalance (and lapse or
 	// stop) that changed what this instance owns; it must not block long.
 	OnChange func(Change)
+	// OnRevoke, optional, is the cooperative handover of partitions a
+	// rebalance moves to another live instance: they are marked revoking
+	// first (Owned leaves them out, Revoking reports them, Changed fires),
+	// then OnRevoke is called and must return once nothing is in flight on
+	// them and their progress is saved; only then are they handed back, so
+	// the new owner starts where this instance stopped. ctx ends after
+	// Options.RevokeTimeout: the partitions are handed back then anyway.
+	OnRevoke func(ctx context.Context, partitions []int)
 }
 
 // Change is what a rebalance changed for this instance.
@@ -41,8 +49,9 @@ type Member struct {
 	opts    ConsumerOptions
 	changed chan struct{}
 
-	mu    sync.Mutex
-	owned map[int]int64
+	mu       sync.Mutex
+	owned    map[int]int64
+	revoking map[int]bool // held, being handed back: not in Owned
 
 	// opMu serialises rebalance and Leave: a rebalance in flight when the
 	// consumer leaves would otherwise claim a lease after Leave released
@@ -86,7 +95,7 @@ func (c *Coordinator) Join(ctx context.Context, opts ConsumerOptions) (*Member, 
 			return nil, err
 		}
 	}
-	m := &Member{c: c, opts: opts, changed: make(chan struct{}, 1), owned: map[int]int64{}}
+	m := &Member{c: c, opts: opts, changed: make(chan struct{}, 1), owned: map[int]int64{}, revoking: map[int]bool{}}
 	if err := m.insertMembership(ctx); err != nil {
 		return nil, err
 	}
@@ -120,7 +129,20 @@ func (m *Member) Owned() map[int]int64 {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return maps.Clone(m.owned)
+	out := maps.Clone(m.owned)
+	for p := range m.revoking {
+		delete(out, p)
+	}
+	return out
+}
+
+// Revoking reports whether the partition is being handed back to another
+// instance (cooperative handover, ConsumerOptions.OnRevoke): it is still
+// held, but no new message of it may be applied.
+func (m *Member) Revoking(partition int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.revoking[partition]
 }
 
 // Changed receives a value after a change of what this instance owns
@@ -129,8 +151,15 @@ func (m *Member) Changed() <-chan struct{} { return m.changed }
 
 // Claim returns the claim of a partition this instance holds, whose
 // Generation is the fencing token of applies outside the database.
+// A partition being revoked is still held: its claim is returned.
 func (m *Member) Claim(partition int) (Claim, bool) {
-	gen, ok := m.Owned()[partition]
+	var gen int64
+	ok := m.c.fresh()
+	if ok {
+		m.mu.Lock()
+		gen, ok = m.owned[partition]
+		m.mu.Unlock()
+	}
 	return Claim{ConsumerType: m.opts.Type, ConsumerName: m.opts.Name, Partition: partition, InstanceID: m.c.opts.InstanceID, Generation: gen}, ok
 }
 
@@ -149,6 +178,11 @@ func (m *Member) set(owned map[int]int64) {
 	m.mu.Lock()
 	old := m.owned
 	m.owned = owned
+	for p := range m.revoking {
+		if _, held := owned[p]; !held {
+			delete(m.revoking, p)
+		}
+	}
 	m.mu.Unlock()
 	ch := Change{Gained: map[int]int64{}, Owned: maps.Clone(owned)}
 	for p, g := range owned {
@@ -167,10 +201,7 @@ func (m *Member) set(owned map[int]int64) {
 	slices.Sort(ch.Lost)
 	m.c.log.Info("lease: ownership changed", "consumer", key(m.opts.Type, m.opts.Name),
 		"gained", slices.Sorted(maps.Keys(ch.Gained)), "lost", ch.Lost, "owned", len(owned))
-	select {
-	case m.changed <- struct{}{}:
-	default:
-	}
+	m.notify()
 	if m.opts.OnChange != nil {
 		m.opts.OnChange(ch)
 	}
@@ -210,15 +241,19 @@ func (m *Member) rebalance(ctx context.Context) error {
 	}
 	plan := Assign(key(m.opts.Type, m.opts.Name), m.opts.Partitions, live, current, m.opts.Distribution)
 	owned := map[int]int64{}
+	var moving []PartitionLease
 	for _, r := range rows {
 		if r.Owner != me || r.Partition >= m.opts.Partitions {
 			continue
 		}
 		if plan[r.Partition] == me {
 			owned[r.Partition] = r.Generation
-		} else if err := m.exec(ctx, dialect.LeaseHandBack, r.Partition, r.Generation); err != nil {
-			return err
+		} else {
+			moving = append(moving, r)
 		}
+	}
+	if err := m.handBack(ctx, moving, owned); err != nil {
+		return err
 	}
 	for p := range m.opts.Partitions {
 		if _, mine := owned[p]; mine || plan[p] != me {
@@ -234,6 +269,57 @@ func (m *Member) rebalance(ctx context.Context) error {
 	}
 	m.set(owned)
 	return nil
+}
+
+// handBack hands the moving partitions back cooperatively: marked
+// revoking (and no longer so when the plan keeps them here), the runner's
+// OnRevoke finishes what is in flight on them and saves their progress,
+// then each lease is released. A partition whose release fails stays
+// revoking and held; the next rebalance tries again.
+func (m *Member) handBack(ctx context.Context, moving []PartitionLease, kept map[int]int64) error {
+	m.mu.Lock()
+	for p := range m.revoking {
+		if _, ok := kept[p]; ok {
+			delete(m.revoking, p)
+		}
+	}
+	parts := make([]int, 0, len(moving))
+	fresh := false
+	for _, r := range moving {
+		parts = append(parts, r.Partition)
+		fresh = fresh || !m.revoking[r.Partition]
+		m.revoking[r.Partition] = true
+	}
+	m.mu.Unlock()
+	if len(moving) == 0 {
+		return nil
+	}
+	if fresh {
+		m.c.log.Info("lease: revoking partitions for another instance", "consumer", key(m.opts.Type, m.opts.Name), "partitions", parts)
+		m.notify()
+	}
+	if m.opts.OnRevoke != nil {
+		rctx, cancel := context.WithTimeout(ctx, m.c.opts.RevokeTimeout)
+		m.opts.OnRevoke(rctx, parts)
+		if rctx.Err() != nil && ctx.Err() == nil {
+			m.c.log.Warn("lease: in-flight applies of revoked partitions did not end in time; handing them back anyway",
+				"consumer", key(m.opts.Type, m.opts.Name), "partitions", parts, "timeout", m.c.opts.RevokeTimeout)
+		}
+		cancel()
+	}
+	for _, r := range moving {
+		if err := m.exec(ctx, dialect.LeaseHandBack, r.Partition, r.Generation); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Member) notify() {
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
 }
 
 // claim takes partition p when it is unclaimed, free or lapsed and returns
