@@ -20,7 +20,11 @@
 // as an SQL routine (hsqldb.method_class_names). Sessions on in-memory databases run as the
 // DSN's user without admin rights, owning a schema of its name (the bridge creates the
 // database as an internal admin first), so SQL cannot run Java code or reach files (H2
-// CREATE ALIAS, FILE_READ, ...); --admin-sessions turns that off. See docs/jdbc-bridge.md.
+// CREATE ALIAS, FILE_READ, ...). A prefix is a directory boundary; a client's URL and
+// properties may carry only allow-listed settings; HSQLDB text tables are refused. File
+// databases open only when they exist and only for users without admin rights there; they
+// are created on the admin path (--create-database, [CreateFileDatabase]). --admin-sessions
+// turns the session rules off. See docs/jdbc-bridge.md.
 //
 // # DSN
 //

@@ -33,8 +33,8 @@ func TestDefaultAllowListInMemoryOnly(t *testing.T) {
 	}
 }
 
-// TestFilePrefixIsAPath: a file URL allowed by its directory opens below it, and '..' cannot
-// leave it.
+// TestFilePrefixIsAPath: a file URL allowed by its directory opens below it (a database made
+// on the admin path, for its user), and '..' cannot leave it.
 func TestFilePrefixIsAPath(t *testing.T) {
 	startBridge(t)
 	dir := t.TempDir()
@@ -44,7 +44,10 @@ func TestFilePrefixIsAPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := openErr(s.DSN("jdbc:h2:file:"+allowed+"db", "sa", "")); err != nil {
+	if err := CreateFileDatabase(context.Background(), StartOptions{}, "jdbc:h2:file:"+allowed+"db", "app", "pw", "admin-pw"); err != nil {
+		t.Fatal(err)
+	}
+	if err := openErr(s.DSN("jdbc:h2:file:"+allowed+"db", "app", "pw")); err != nil {
 		t.Fatalf("allowed file URL: %v", err)
 	}
 	escape := "jdbc:h2:file:" + allowed + ".." + string(filepath.Separator) + "escaped"
