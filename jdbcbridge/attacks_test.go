@@ -85,7 +85,7 @@ func TestAttacksRefused(t *testing.T) {
 			if s == nil {
 				t.Fatalf("no %q server", a.server)
 			}
-			dsn := s.DSN(a.url, a.user, "")
+			dsn := testDSN(s, a.url, a.user, "")
 			if a.extra != "" {
 				dsn += "&" + a.extra
 			}
@@ -117,7 +117,7 @@ func TestFileDatabaseServesItsUser(t *testing.T) {
 	env := newAttackEnv(t)
 	s := env.servers["files"]
 	for _, u := range []string{"jdbc:h2:file:" + env.files + "/app_h2;LOCK_TIMEOUT=60000", "jdbc:hsqldb:file:" + env.files + "/app_hs;hsqldb.tx=mvcc"} {
-		db, err := sql.Open("jdbcbridge", s.DSN(u, "app", "app-pw"))
+		db, err := sql.Open("jdbcbridge", testDSN(s, u, "app", "app-pw"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +153,7 @@ func newAttackEnv(t *testing.T) *attackEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := openErr(legacy.DSN("jdbc:h2:file:"+env.files+"/legacy", "sa", "")); err != nil {
+	if err := openErr(testDSN(legacy, "jdbc:h2:file:"+env.files+"/legacy", "sa", "")); err != nil {
 		t.Errorf("legacy database: %v", err)
 	}
 	legacy.Close()

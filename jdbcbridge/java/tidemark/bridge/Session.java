@@ -539,7 +539,13 @@ final class Session implements Runnable {
             int id = nextId++;
             o.u8(RESULT_ROWS).i32(id);
             Values.writeColumns(o, rs.getMetaData(), kinds);
-            keep = batch(id, c, fetch);
+            try {
+                keep = batch(id, c, fetch);
+            } catch (SQLException | RuntimeException e) {
+                closeQuietly(c); // a cancel or a failed row: the cursor goes with the request
+                owned = false;
+                throw e;
+            }
             if (!keep) {
                 closeQuietly(c);
                 owned = false; // closed with the cursor
@@ -596,7 +602,12 @@ final class Session implements Runnable {
         int rows = 0;
         boolean done = false;
         int start = o.size();
+        int req = runningReq;
         while (rows < max && o.size() - start < BATCH_BYTES) {
+            if (cancelReq == req) {
+                // Rows nobody wants: answer the cancel now instead of after the whole batch.
+                throw new SQLException("statement canceled", STATE_CANCELED);
+            }
             if (!c.rs.next()) {
                 done = true;
                 break;
