@@ -34,6 +34,68 @@ type conn struct {
 	maxRequest int
 	hdr        [8]byte
 	rbuf       []byte
+	// epoch and lastRead (time since epoch of the last bytes from the server) let a cancel's
+	// grace period count silence, not time: a server still sending is alive.
+	epoch    time.Time
+	lastRead atomic.Int64
+}
+
+// progressReader reads from the server and notes when bytes last arrived.
+type progressReader struct{ c *conn }
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.c.nc.Read(b)
+	if n > 0 {
+		p.c.lastRead.Store(int64(time.Since(p.c.epoch)))
+	}
+	return n, err
+}
+
+// silence runs a function once the server has sent nothing for a grace period.
+type silence struct {
+	mu    sync.Mutex
+	t     *time.Timer
+	ended bool
+}
+
+// afterSilence calls f once the server has sent no byte for grace, counting from now. Each
+// time the period ends it looks at when bytes last arrived and waits again if that was
+// within grace: on a loaded machine a server can take longer than grace to answer a
+// cancelled request while still sending it.
+func (c *conn) afterSilence(grace time.Duration, f func()) *silence {
+	s := &silence{}
+	start := time.Since(c.epoch)
+	var check func()
+	check = func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.ended {
+			return
+		}
+		last := max(start, time.Duration(c.lastRead.Load()))
+		if wait := last + grace - time.Since(c.epoch); wait > 0 {
+			s.t = time.AfterFunc(wait, check)
+			return
+		}
+		s.ended = true
+		f()
+	}
+	s.mu.Lock()
+	s.t = time.AfterFunc(grace, check)
+	s.mu.Unlock()
+	return s
+}
+
+// Stop keeps f from running and reports whether it did: false when f has run.
+func (s *silence) Stop() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return false
+	}
+	s.ended = true
+	s.t.Stop()
+	return true
 }
 
 var (
@@ -80,7 +142,7 @@ func (c *conn) sendCancel(target uint32) {
 }
 
 // roundTrip sends the frame in e and reads its response. If ctx is canceled meanwhile it sends
-// a CANCEL for the request and, if the server has not answered after CancelGrace, closes the
+// a CANCEL for the request and, once the server has sent nothing for CancelGrace, closes the
 // socket. A canceled call returns ctx.Err().
 func (c *conn) roundTrip(ctx context.Context, e *encoder) (*decoder, error) {
 	if c.bad.Load() {
@@ -98,7 +160,7 @@ func (c *conn) roundTrip(ctx context.Context, e *encoder) (*decoder, error) {
 	var (
 		stop     func() bool
 		done     chan struct{}
-		graceT   *time.Timer
+		graceT   *silence
 		graceHit atomic.Bool
 	)
 	if ctx.Done() != nil {
@@ -106,7 +168,7 @@ func (c *conn) roundTrip(ctx context.Context, e *encoder) (*decoder, error) {
 		stop = context.AfterFunc(ctx, func() {
 			defer close(done)
 			c.sendCancel(id)
-			graceT = time.AfterFunc(c.cfg.CancelGrace, func() {
+			graceT = c.afterSilence(c.cfg.CancelGrace, func() {
 				graceHit.Store(true)
 				c.markBad()
 			})

@@ -20,7 +20,11 @@
 // as an SQL routine (hsqldb.method_class_names). Sessions on in-memory databases run as the
 // DSN's user without admin rights, owning a schema of its name (the bridge creates the
 // database as an internal admin first), so SQL cannot run Java code or reach files (H2
-// CREATE ALIAS, FILE_READ, ...); --admin-sessions turns that off. See docs/jdbc-bridge.md.
+// CREATE ALIAS, FILE_READ, ...). A prefix is a directory boundary; a client's URL and
+// properties may carry only allow-listed settings; HSQLDB text tables are refused. File
+// databases open only when they exist and only for users without admin rights there; they
+// are created on the admin path (--create-database, [CreateFileDatabase]). --admin-sessions
+// turns the session rules off. See docs/jdbc-bridge.md.
 //
 // # DSN
 //
@@ -29,7 +33,7 @@
 // Other optional query parameters:
 //
 //	fetchSize=256      rows per batch (first batch comes with the execute response)
-//	cancelGrace=2s     how long to wait after sending a cancel before closing the socket
+//	cancelGrace=2s     how long the server may stay silent after a cancel before the socket closes
 //	dialTimeout=10s    TCP connect + handshake timeout
 //	tls=true           TLS, verifying the server against the system roots
 //	tlsCA=FILE         TLS, verifying the server against the PEM certificates in FILE
@@ -74,8 +78,8 @@
 // # Cancellation
 //
 // Canceling a context sends a CANCEL frame for the running request; the server cancels the JDBC
-// statement from a separate thread. If the server has not answered within the grace period
-// (cancelGrace) the socket is closed and the connection is discarded (IsValid reports false,
+// statement from a separate thread. If the server then sends nothing for the grace period
+// (cancelGrace; each byte of its answer restarts it) the socket is closed and the connection is discarded (IsValid reports false,
 // ResetSession returns driver.ErrBadConn). Either way the call returns the context's error.
 // Engine behaviour: H2 2.1 cancels running queries but not a wait for a row lock (that ends
 // with H2's lock timeout, HYT00, after the connection has been dropped; in autocommit mode the

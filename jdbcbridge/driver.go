@@ -57,8 +57,8 @@ type Config struct {
 	Properties map[string]string
 	// FetchSize is the number of rows per batch (default 256).
 	FetchSize int
-	// CancelGrace is how long to wait for a canceled statement before closing the socket
-	// (default 2s).
+	// CancelGrace is how long the server may stay silent after a cancel before the socket is
+	// closed (default 2s): bytes of the answer arriving restart it.
 	CancelGrace time.Duration
 	// DialTimeout bounds connecting and the handshake (default 10s).
 	DialTimeout time.Duration
@@ -236,11 +236,8 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 		}
 		nc = tconn
 	}
-	cn := &conn{
-		cfg: c.cfg,
-		nc:  nc,
-		r:   bufio.NewReaderSize(nc, 64<<10),
-	}
+	cn := &conn{cfg: c.cfg, nc: nc, epoch: time.Now()}
+	cn.r = bufio.NewReaderSize(progressReader{cn}, 64<<10)
 	deadline := time.Now().Add(c.cfg.DialTimeout)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl

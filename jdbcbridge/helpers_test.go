@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,6 +85,22 @@ func startAdminBridge(tb testing.TB) *Server {
 	return adminBridge
 }
 
+// backstop scales a generous wait by TIDEMARK_TEST_TIME_SCALE (default 1): a bound that only
+// stops a test that would otherwise hang, never one a loaded machine should reach.
+func backstop(d time.Duration) time.Duration {
+	if f, err := strconv.ParseFloat(os.Getenv("TIDEMARK_TEST_TIME_SCALE"), 64); err == nil && f > 1 {
+		return time.Duration(float64(d) * f)
+	}
+	return d
+}
+
+// testDSN is s.DSN with the harness's session settings: a dialTimeout of a minute (scaled),
+// not the driver's 10 s, which a session took longer than at load 20 on 2 cores.
+func testDSN(s *Server, jdbcURL, user, password string) string {
+	cfg := Config{Addr: s.Addr, URL: jdbcURL, User: user, Password: password, Token: s.Token, DialTimeout: backstop(time.Minute)}
+	return cfg.FormatDSN()
+}
+
 // engine describes one database behind the bridge.
 type engine struct {
 	name      string
@@ -113,7 +130,7 @@ func (e engine) open(tb testing.TB, extra ...string) *sql.DB {
 func (e engine) openOn(tb testing.TB, s *Server, extra ...string) *sql.DB {
 	tb.Helper()
 	name := fmt.Sprintf("t%d_%s", dbCounter.Add(1), strings.ToLower(strings.NewReplacer("/", "_", " ", "_", "#", "_").Replace(tb.Name())))
-	dsn := s.DSN(e.url(name), e.user, "")
+	dsn := testDSN(s, e.url(name), e.user, "")
 	for _, x := range extra {
 		dsn += "&" + x
 	}
@@ -122,7 +139,7 @@ func (e engine) openOn(tb testing.TB, s *Server, extra ...string) *sql.DB {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), backstop(2*time.Minute))
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
 		tb.Fatalf("ping %s: %v", e.name, err)

@@ -28,7 +28,7 @@ func TestRequestOverLimitRefused(t *testing.T) {
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := context.Background()
-			cfg, err := ParseDSN(s.DSN(e.url("limits_"+e.name), e.user, ""))
+			cfg, err := ParseDSN(testDSN(s, e.url("limits_"+e.name), e.user, ""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +83,7 @@ func TestRequestOverLimitRefused(t *testing.T) {
 		})
 	}
 	// The server still serves new connections.
-	db, err := sql.Open("jdbcbridge", s.DSN("jdbc:h2:mem:after_limits", "sa", ""))
+	db, err := sql.Open("jdbcbridge", testDSN(s, "jdbc:h2:mem:after_limits", "sa", ""))
 	if err != nil {
 		t.Fatal(err)
 	}

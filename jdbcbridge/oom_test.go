@@ -21,7 +21,7 @@ func TestOutOfMemoryIsATypedErrorAndTheBridgeKeepsServing(t *testing.T) {
 	defer s.Close()
 	for _, e := range engines {
 		t.Run(e.name, func(t *testing.T) {
-			db, err := sql.Open("jdbcbridge", s.DSN(e.url("oom_"+e.name), e.user, ""))
+			db, err := sql.Open("jdbcbridge", testDSN(s, e.url("oom_"+e.name), e.user, ""))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +56,7 @@ func TestOutOfMemoryIsATypedErrorAndTheBridgeKeepsServing(t *testing.T) {
 			}
 		})
 	}
-	other, err := sql.Open("jdbcbridge", s.DSN("jdbc:h2:mem:after_oom", "sa", ""))
+	other, err := sql.Open("jdbcbridge", testDSN(s, "jdbc:h2:mem:after_oom", "sa", ""))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ func TestDefaultAllowListInMemoryOnly(t *testing.T) {
 		"jdbc:hsqldb:file:" + filepath.Join(dir, "hsdb"),
 		"jdbc:hsqldb:hsql://127.0.0.1:1/x",
 	} {
-		err := openErr(s.DSN(u, "sa", ""))
+		err := openErr(testDSN(s, u, "sa", ""))
 		var be *Error
 		if !errors.As(err, &be) || be.State != "08004" {
 			t.Errorf("%s: got %v, want a refusal with SQLSTATE 08004", u, err)
@@ -33,8 +33,8 @@ func TestDefaultAllowListInMemoryOnly(t *testing.T) {
 	}
 }
 
-// TestFilePrefixIsAPath: a file URL allowed by its directory opens below it, and '..' cannot
-// leave it.
+// TestFilePrefixIsAPath: a file URL allowed by its directory opens below it (a database made
+// on the admin path, for its user), and '..' cannot leave it.
 func TestFilePrefixIsAPath(t *testing.T) {
 	startBridge(t)
 	dir := t.TempDir()
@@ -44,11 +44,14 @@ func TestFilePrefixIsAPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := openErr(s.DSN("jdbc:h2:file:"+allowed+"db", "sa", "")); err != nil {
+	if err := CreateFileDatabase(context.Background(), StartOptions{}, "jdbc:h2:file:"+allowed+"db", "app", "pw", "admin-pw"); err != nil {
+		t.Fatal(err)
+	}
+	if err := openErr(testDSN(s, "jdbc:h2:file:"+allowed+"db", "app", "pw")); err != nil {
 		t.Fatalf("allowed file URL: %v", err)
 	}
 	escape := "jdbc:h2:file:" + allowed + ".." + string(filepath.Separator) + "escaped"
-	err = openErr(s.DSN(escape, "sa", ""))
+	err = openErr(testDSN(s, escape, "sa", ""))
 	var be *Error
 	if !errors.As(err, &be) || be.State != "08004" {
 		t.Fatalf("%s: got %v, want 08004", escape, err)
@@ -140,7 +143,7 @@ func TestSessionsHaveNoAdminRights(t *testing.T) {
 func TestBridgeAdminNameRefused(t *testing.T) {
 	s := startBridge(t)
 	for _, e := range engines {
-		err := openErr(s.DSN(e.url("adminname"), "tidemark_bridge_admin", ""))
+		err := openErr(testDSN(s, e.url("adminname"), "tidemark_bridge_admin", ""))
 		var be *Error
 		if !errors.As(err, &be) || be.State != "28000" {
 			t.Errorf("%s: got %v, want 28000", e.name, err)

@@ -73,11 +73,7 @@ final class Restrict {
             // bridge could not prepare it: the client would be its admin.
             throw new SQLException("unnamed in-memory databases are refused by the bridge: name the database", Protocol.STATE_REJECTED);
         }
-        String user = props.getProperty("user", "");
-        user = (user.isEmpty() ? "SA" : user).toUpperCase(Locale.ROOT);
-        if (user.equals(ADMIN) || user.indexOf('"') >= 0) {
-            throw new SQLException("user name " + user + " is refused by the bridge", Protocol.STATE_AUTH);
-        }
+        String user = FileDatabases.clientUser(props);
         String password = props.getProperty("password", "");
         String key = (isH2(url) ? "h2:" : "hsqldb:") + (isH2(url) ? name : name.toLowerCase(Locale.ROOT));
         synchronized (ADMINS) {
@@ -132,7 +128,7 @@ final class Restrict {
         return sb.toString();
     }
 
-    private static void createUser(Connection admin, boolean h2, String user, String password) throws SQLException {
+    static void createUser(Connection admin, boolean h2, String user, String password) throws SQLException {
         String pw = "'" + password.replace("'", "''") + "'";
         try (Statement st = admin.createStatement()) {
             if (h2) {

@@ -20,11 +20,16 @@ import java.util.concurrent.Semaphore;
  *     [--port 0] [--bind 127.0.0.1] [--token T] [--allow-url-prefix P]... [--exit-on-stdin-eof]
  *     [--max-request-bytes N] [--memory-budget-bytes N] [--admin-sessions]
  *     [--tls-cert CHAIN.pem --tls-key KEY.pem]
+ * java ... tidemark.bridge.Server --create-database jdbc:h2:file:DIR/NAME --user USER
  * </pre>
  *
  * <p>Prints exactly one line {@code LISTENING <port>} on stdout once it accepts connections. The
  * token may also come from the environment variable {@code TIDEMARK_JDBCBRIDGE_TOKEN}; it and
  * TLS are mandatory when binding a non-loopback address. The token is never logged.
+ *
+ * <p>{@code --create-database} is the admin path for file databases (see FileDatabases): it
+ * creates the database and its user and exits; the passwords come from the environment
+ * ({@code TIDEMARK_JDBCBRIDGE_ADMIN_PASSWORD}, {@code TIDEMARK_JDBCBRIDGE_USER_PASSWORD}).
  */
 public final class Server {
     /**
@@ -68,7 +73,7 @@ public final class Server {
             }
             boolean ok = false;
             for (String p : prefixes) {
-                if (url.regionMatches(true, 0, p, 0, p.length())) {
+                if (Policy.admits(p, url)) {
                     ok = true;
                     break;
                 }
@@ -99,7 +104,7 @@ public final class Server {
                     }
                 }
             }
-            return null;
+            return restrictSessions ? Policy.checkSettings(url, props) : null;
         }
     }
 
@@ -142,6 +147,8 @@ public final class Server {
         boolean restrict = true;
         String tlsCert;
         String tlsKey;
+        String createUrl;
+        String createUser;
 
         static Args parse(String[] args) {
             Args r = new Args();
@@ -157,6 +164,8 @@ public final class Server {
                     case "--tls-cert" -> r.tlsCert = need(args, ++i, a);
                     case "--tls-key" -> r.tlsKey = need(args, ++i, a);
                     case "--admin-sessions" -> r.restrict = false;
+                    case "--create-database" -> r.createUrl = need(args, ++i, a);
+                    case "--user" -> r.createUser = need(args, ++i, a);
                     case "--exit-on-stdin-eof" -> r.exitOnStdinEof = true;
                     default -> fail("unknown argument " + a);
                 }
@@ -208,6 +217,14 @@ public final class Server {
         Args a = Args.parse(args);
         if (System.getProperty("hsqldb.method_class_names") == null) {
             System.setProperty("hsqldb.method_class_names", HSQLDB_METHOD_CLASSES);
+        }
+        // HSQLDB 2.6 lets an in-memory database's text tables read any absolute path unless
+        // this is false (a file database's stay in its directory, which Policy refuses too).
+        if (System.getProperty("textdb.allow_full_path") == null) {
+            System.setProperty("textdb.allow_full_path", "false");
+        }
+        if (a.createUrl != null) {
+            System.exit(FileDatabases.create(a.createUrl, a.createUser));
         }
         InetAddress addr = InetAddress.getByName(a.bind);
         a.check(addr);

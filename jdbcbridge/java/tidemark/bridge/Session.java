@@ -51,6 +51,8 @@ final class Session implements Runnable {
     private boolean cancelDelivered; // guarded by cancelLock
 
     private volatile Connection conn;
+    /** Whether SQL is checked for HSQLDB text tables (a restricted HSQLDB session). */
+    private boolean guardText;
     private int defaultIsolation;
     private int nextId = 1;
     private final Map<Integer, Prepared> stmts = new HashMap<>();
@@ -331,6 +333,9 @@ final class Session implements Runnable {
                 return false;
             case OP_PREPARE: {
                 String sql = in.str();
+                if (guardText) {
+                    Policy.checkHsqldbSql(sql);
+                }
                 boolean keys = wantsKeys(sql);
                 PreparedStatement ps = keys ? conn.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS) : conn.prepareStatement(sql);
                 int id = nextId++;
@@ -470,6 +475,9 @@ final class Session implements Runnable {
         int sid = in.i32();
         int req = runningReq;
         String sql = sid == 0 ? in.str() : null;
+        if (sql != null && guardText) {
+            Policy.checkHsqldbSql(sql);
+        }
         int flags = in.u8();
         int fetch = in.i32();
         int n = in.i32();
@@ -531,7 +539,13 @@ final class Session implements Runnable {
             int id = nextId++;
             o.u8(RESULT_ROWS).i32(id);
             Values.writeColumns(o, rs.getMetaData(), kinds);
-            keep = batch(id, c, fetch);
+            try {
+                keep = batch(id, c, fetch);
+            } catch (SQLException | RuntimeException e) {
+                closeQuietly(c); // a cancel or a failed row: the cursor goes with the request
+                owned = false;
+                throw e;
+            }
             if (!keep) {
                 closeQuietly(c);
                 owned = false; // closed with the cursor
@@ -588,7 +602,12 @@ final class Session implements Runnable {
         int rows = 0;
         boolean done = false;
         int start = o.size();
+        int req = runningReq;
         while (rows < max && o.size() - start < BATCH_BYTES) {
+            if (cancelReq == req) {
+                // Rows nobody wants: answer the cancel now instead of after the whole batch.
+                throw new SQLException("statement canceled", STATE_CANCELED);
+            }
             if (!c.rs.next()) {
                 done = true;
                 break;
@@ -700,7 +719,16 @@ final class Session implements Runnable {
         if (password != null) {
             props.setProperty("password", password);
         }
-        conn = cfg.restrictSessions && Restrict.applies(url) ? Restrict.open(url, props) : DriverManager.getConnection(url, props);
+        if (!cfg.restrictSessions) {
+            conn = DriverManager.getConnection(url, props);
+        } else if (Restrict.applies(url)) {
+            conn = Restrict.open(url, props);
+        } else if (FileDatabases.applies(url)) {
+            conn = FileDatabases.open(url, props);
+        } else {
+            conn = DriverManager.getConnection(url, props);
+        }
+        guardText = cfg.restrictSessions && Policy.isHsqldb(url);
         conn.setAutoCommit(true);
         defaultIsolation = conn.getTransactionIsolation();
         String product = conn.getMetaData().getDatabaseProductName();
