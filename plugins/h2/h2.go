@@ -4,13 +4,14 @@
 // H2 is reached from Go through the JDBC bridge (package jdbcbridge, driver
 // name "jdbcbridge"), so DSNs have the form
 //
-//	jdbcbridge://127.0.0.1:PORT?url=<url-escaped JDBC URL>&user=sa
+//	jdbcbridge://127.0.0.1:PORT?url=<url-escaped JDBC URL>&user=app
 //
 // The bridge serves in-memory databases by default, as a user without admin
 // rights that owns its schema (the DSN's user; Tidemark's DDL needs no more).
 // A file database such as the DSNHint's must be allowed on the bridge by its
-// directory (--allow-url-prefix jdbc:h2:file:./) and is opened as the DSN's
-// user: create one without admin rights for it. See docs/jdbc-bridge.md.
+// directory (--allow-url-prefix jdbc:h2:file:./), created through the
+// bridge's admin path (Server --create-database URL --user app), and opened
+// as that user, who has no admin rights there. See docs/jdbc-bridge.md.
 //
 // # Lock timeout
 //
@@ -79,7 +80,7 @@ const now = `CURRENT_TIMESTAMP`
 
 // DSNHint is an example jdbcbridge DSN for a file database with the lock
 // timeout this dialect expects (url is jdbc:h2:file:./tidemark;LOCK_TIMEOUT=60000).
-const DSNHint = "jdbcbridge://127.0.0.1:4242?url=jdbc%3Ah2%3Afile%3A.%2Ftidemark%3BLOCK_TIMEOUT%3D60000&user=sa"
+const DSNHint = "jdbcbridge://127.0.0.1:4242?url=jdbc%3Ah2%3Afile%3A.%2Ftidemark%3BLOCK_TIMEOUT%3D60000&user=app"
 
 // Catalogue is the H2 catalogue: ANSI's with H2's identity, DDL, error
 // codes, MERGE seeds, FINAL TABLE counter, TIMESTAMPADD leases and

@@ -5,13 +5,14 @@
 // HSQLDB is reached from Go through the JDBC bridge (package jdbcbridge,
 // driver name "jdbcbridge"), so DSNs have the form
 //
-//	jdbcbridge://127.0.0.1:PORT?url=<url-escaped JDBC URL>&user=SA
+//	jdbcbridge://127.0.0.1:PORT?url=<url-escaped JDBC URL>&user=app
 //
 // The bridge serves in-memory databases by default, as a user without admin
 // rights that owns its schema (the DSN's user; Tidemark's DDL needs no more).
 // A file database such as the DSNHint's must be allowed on the bridge by its
-// directory (--allow-url-prefix jdbc:hsqldb:file:./) and is opened as the
-// DSN's user. See docs/jdbc-bridge.md.
+// directory (--allow-url-prefix jdbc:hsqldb:file:./), created through the
+// bridge's admin path (Server --create-database URL --user app), and opened
+// as that user, who has no admin rights there. See docs/jdbc-bridge.md.
 //
 // The database must run in MVCC mode: put ;hsqldb.tx=mvcc in the JDBC URL
 // when the database is created (or run SET DATABASE TRANSACTION CONTROL
@@ -74,7 +75,7 @@ const now = `CURRENT_TIMESTAMP`
 
 // DSNHint is an example jdbcbridge DSN for a file database in MVCC mode (url
 // is jdbc:hsqldb:file:./tidemark;hsqldb.tx=mvcc).
-const DSNHint = "jdbcbridge://127.0.0.1:4242?url=jdbc%3Ahsqldb%3Afile%3A.%2Ftidemark%3Bhsqldb.tx%3Dmvcc&user=SA"
+const DSNHint = "jdbcbridge://127.0.0.1:4242?url=jdbc%3Ahsqldb%3Afile%3A.%2Ftidemark%3Bhsqldb.tx%3Dmvcc&user=app"
 
 // Catalogue is the HSQLDB catalogue: ANSI's with HSQLDB's identity, DDL,
 // error codes, TIMESTAMPADD leases and INFORMATION_SCHEMA.SYSTEM_* queries.
