@@ -91,6 +91,23 @@ func main() {
 	}
 }
 
+// groupCmd makes cmd, a command that only groups subcommands, print its
+// help without arguments and refuse an unknown subcommand with an error
+// (a non-zero exit) after the help, where cobra would print the help and
+// succeed.
+func groupCmd(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		cmd.SetOut(cmd.ErrOrStderr())
+		_ = cmd.Help()
+		return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+	}
+	return cmd
+}
+
 func serveCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:    serveCommand + " NAME",

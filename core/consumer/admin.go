@@ -247,3 +247,6 @@ func (o *Operator) inTx(ctx context.Context, fn func(q engine.Querier, ch *Chang
 	})
 	return ch, err
 }
+
+// Engine returns the engine the operator acts on.
+func (o *Operator) Engine() *engine.Engine { return o.r.e }
