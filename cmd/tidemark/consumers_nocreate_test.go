@@ -164,3 +164,18 @@ func TestUnknownSubcommandFails(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownDialectListsKnown: a dialect found nowhere is an error that
+// lists the built-in dialects.
+func TestUnknownDialectListsKnown(t *testing.T) {
+	out, err := run(t, consumersCmd(), "list", "--dialect", "oracle", "--dsn", "file:"+filepath.Join(t.TempDir(), "x.db"))
+	var nf *dialect.NotFoundError
+	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "known dialects: ") {
+		t.Fatalf("unknown dialect: %v (%s), want a NotFoundError listing the known dialects", err, out)
+	}
+	for _, name := range []string{"sqlite", "postgres", "mariadb", "hsqldb"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("unknown dialect: %v does not list %s", err, name)
+		}
+	}
+}

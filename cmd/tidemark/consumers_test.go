@@ -270,22 +270,25 @@ func consumerWrites(t *testing.T, f cliFixture, cli func(...string) string) {
 	skip := []string{"skip", ref, "--source", engine.EventStoreTopic, "--partition", part, "--position", "2"}
 	cliSkipRefusals(t, f, skip, key)
 
-	// pause, resume, skip, unsubscribe print what they changed.
+	// pause, resume, skip, unsubscribe print what they changed; a refusal
+	// names the consumer as the operator typed it and the source as given.
 	for _, c := range []struct {
-		args []string
-		want string
+		args   []string
+		want   string
+		target error // the refusal expected instead of output
 	}{
-		{[]string{"pause", ref}, "pause " + ref + ": state PAUSED"},
-		{[]string{"resume", ref}, "resume " + ref + ": state RUNNING"},
-		{append(skip, "--key", key), "skip " + ref + ": 1 skips recorded"},
-		{[]string{"skip", ref, "--source", engine.EventStoreTopic, "--partition", "0", "--position", i64(f.mark + 5), "--every-key", "--ahead"}, "skip " + ref + ": 1 skips recorded"},
-		{[]string{"unsubscribe", ref, "--source", "no%sthing%d"}, "" /* refused below */},
-		{[]string{"unsubscribe", ref, "--source", engine.EventStoreTopic}, "unsubscribe " + ref + " from event-store: 2 undelivered deleted, 2 skips deleted, 16 checkpoints deleted, consumer row deleted"},
+		{[]string{"pause", ref}, "pause " + ref + ": state PAUSED", nil},
+		{[]string{"pause", ref}, "consumer " + ref + ": cannot go from PAUSED to PAUSED", consumer.ErrTransition},
+		{[]string{"resume", ref}, "resume " + ref + ": state RUNNING", nil},
+		{append(skip, "--key", key), "skip " + ref + ": 1 skips recorded", nil},
+		{[]string{"skip", ref, "--source", engine.EventStoreTopic, "--partition", "0", "--position", i64(f.mark + 5), "--every-key", "--ahead"}, "skip " + ref + ": 1 skips recorded", nil},
+		{[]string{"unsubscribe", ref, "--source", "no%sthing%d"}, "consumer " + ref + " is not subscribed to no%sthing%d", consumer.ErrNotSubscribed},
+		{[]string{"unsubscribe", ref, "--source", engine.EventStoreTopic}, "unsubscribe " + ref + " from event-store: 2 undelivered deleted, 2 skips deleted, 16 checkpoints deleted, consumer row deleted", nil},
 	} {
-		if c.want == "" {
+		if c.target != nil {
 			out, err := run(t, consumersCmd(), append(c.args, f.args...)...)
-			if !errors.Is(err, consumer.ErrNotSubscribed) || !strings.Contains(err.Error(), "not subscribed to no%sthing%d") {
-				t.Errorf("%s: %v (%s), want not subscribed naming the source as typed", strings.Join(c.args, " "), err, out)
+			if !errors.Is(err, c.target) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: %v (%s), want %v naming %q", strings.Join(c.args, " "), err, out, c.target, c.want)
 			}
 			continue
 		}
