@@ -59,7 +59,8 @@ type Engine struct {
 	// Positions is the position seam of the dialect's strategy.
 	Positions Positions
 
-	readOnly bool
+	readOnly          bool
+	maxStatementBytes int64
 
 	mu       sync.Mutex
 	compiled map[string]dialect.Compiled
@@ -137,6 +138,9 @@ func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*
 	// The whole naming plan is checked here, before any SQL runs.
 	steps, err := schema.Plan(e.Cat, e.Names, cfg.QueryTables, cfg.Names.Prefixes[dialect.AreaCQRS])
 	if err != nil {
+		return nil, err
+	}
+	if err := e.readStatementLimit(ctx, db); err != nil {
 		return nil, err
 	}
 	if verifyOnly {
