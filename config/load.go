@@ -161,7 +161,31 @@ func knownKeys(file string, n *yaml.Node, t reflect.Type, path string) error {
 			if err := knownKeys(file, v, f.Type, join(path, k.Value)); err != nil {
 				return err
 			}
+			if err := scalarFits(file, v, f.Type, join(path, k.Value)); err != nil {
+				return err
+			}
 		}
+	}
+	return nil
+}
+
+// scalarFits refuses a scalar value that does not decode into its field
+// (partitions: sixteen), naming the key: the decoder's own error names
+// only the line and the Go type.
+func scalarFits(file string, v *yaml.Node, t reflect.Type, key string) error {
+	if v.Kind != yaml.ScalarNode {
+		return nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	want := map[reflect.Kind]string{reflect.Int: "an integer", reflect.Int64: "an integer", reflect.Bool: "true or false"}[t.Kind()]
+	if want == "" {
+		return nil
+	}
+	if err := v.Decode(reflect.New(t).Interface()); err != nil {
+		return &Error{File: file, Line: v.Line, Column: v.Column, Key: key,
+			Reason: fmt.Sprintf("want %s, got %q", want, v.Value), Err: err}
 	}
 	return nil
 }

@@ -150,6 +150,9 @@ func (c *Config) checkAggregates(l locator) error {
 		if sa.Name == "" {
 			return l.at("an aggregate needs type: namespace.Name", nil, true, "aggregates", i, "type")
 		}
+		if sa.Namespace == "" {
+			return l.at(fmt.Sprintf("aggregate type %q has no namespace: write namespace.Name (e.g. banking.%s)", a.Type, a.Type), nil, false, "aggregates", i, "type")
+		}
 		if j, dup := seen[a.Type]; dup {
 			return l.at(fmt.Sprintf("aggregate type %s is already declared at aggregates[%d]", a.Type, j), nil, false, "aggregates", i, "type")
 		}

@@ -295,8 +295,8 @@ func testCaptureRetentionCheckpoints(t T, env *Env) {
 	empty := checkpointsAt(n, pos[9])
 	empty[n-1] = nil
 	subscribe(ctx, t, e, "empty-checkpoint", empty)
-	if res, err := tp.Retain(ctx, topic.Retention{MaxAge: time.Hour}); err != nil || res.Deleted != 0 || res.Start != 0 || res.HeldAt != 0 || res.HeldBy == "" {
-		t.Fatalf("with an empty checkpoint: %+v, %v; want nothing deleted, held at 0", res, err)
+	if res, err := tp.Retain(ctx, topic.Retention{MaxAge: time.Hour}); err != nil || res.Deleted != 0 || res.Start != 0 || res.HeldAt != 0 || res.HeldBy != "projection/empty-checkpoint" || res.HeldByID == "" {
+		t.Fatalf("with an empty checkpoint: %+v, %v; want nothing deleted, held at 0 by projection/empty-checkpoint", res, err)
 	}
 	if _, err := e.ExecText(ctx, e.DB, `UPDATE ${consumer_checkpoints_table} SET `+positionColumn(e)+` = #{pos} WHERE `+positionColumn(e)+` IS NULL`, nil, map[string]any{"pos": pos[9]}); err != nil {
 		t.Fatal(err)

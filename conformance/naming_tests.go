@@ -21,6 +21,7 @@ func namingTests() []Test {
 		{"schema/naming_reserved_words_declared", testReservedWordsDeclared},
 		{"schema/naming_reserved_word_refused", testReservedWordRefused},
 		{"schema/naming_long_composite_refused", testLongCompositeRefused},
+		{"schema/naming_first_character_refused", testFirstCharacterRefused},
 	}
 }
 
@@ -206,6 +207,25 @@ func testReservedWordRefused(t T, env *Env) {
 			t.Errorf("errors.Is(ErrInvalidIdentifier) = false: %v", err)
 		}
 		assertNothingCreated(t, env, cfg)
+	}
+}
+
+// testFirstCharacterRefused: a name that is no regular identifier on every
+// engine (a leading underscore, as an aggregate named only by punctuation
+// derived: "_EVENTS") is refused before any SQL, and nothing is created.
+func testFirstCharacterRefused(t T, env *Env) {
+	ctx := context.Background()
+	cfgs := []engine.Config{defaultConfig(env), defaultConfig(env), defaultConfig(env)}
+	cfgs[0].Names.Aggregates = []schema.Aggregate{{Namespace: "x", Name: "!!!", OwnTable: true}}
+	cfgs[1].Names.TableNames = map[string]string{"consumers_table": "_CONSUMERS"}
+	cfgs[2].QueryTables = []schema.QueryTable{{Projection: "-p", Fields: []schema.QueryField{{Column: "a", Kind: dialect.KindText}}}}
+	for i, cfg := range cfgs {
+		_, err := engine.Open(ctx, env.DB, env.Catalogue, cfg)
+		expectErr[*schema.InvalidNameError](t, err, "a name without a letter first, case "+string(rune('0'+i)))
+		if !errors.Is(err, schema.ErrInvalidIdentifier) {
+			t.Errorf("errors.Is(ErrInvalidIdentifier) = false: %v", err)
+		}
+		assertNothingCreated(t, env, defaultConfig(env))
 	}
 }
 

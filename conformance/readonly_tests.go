@@ -20,6 +20,7 @@ func readOnlyTests() []Test {
 		{"readonly/writes_refused", testReadOnlyWritesRefused},
 		{"readonly/empty_database_refused", testReadOnlyEmpty},
 		{"readonly/partition_count", testReadOnlyPartitions},
+		{"readonly/existing_creates_nothing", testExistingCreatesNothing},
 	}
 }
 
@@ -212,6 +213,12 @@ func testReadOnlyEmpty(t T, env *Env) {
 		t.Fatalf("read-only open on an empty database: want *engine.SchemaMissingError, got %T %v", err, err)
 	}
 	t.Logf("refused: %v", err)
+	expectNoTables(t, env, "read-only open")
+}
+
+// expectNoTables fails for every table of the default schema that exists.
+func expectNoTables(t T, env *Env, what string) {
+	t.Helper()
 	names, err := schema.Resolve(defaultConfig(env).Names)
 	if err != nil {
 		t.Fatal(err)
@@ -227,8 +234,37 @@ func testReadOnlyEmpty(t T, env *Env) {
 			t.Fatal(err)
 		}
 		if ok {
-			t.Errorf("read-only open created table %s", o.Name)
+			t.Errorf("%s created table %s", what, o.Name)
 		}
+	}
+}
+
+// testExistingCreatesNothing: an Open with Config.Existing (the operator
+// CLI's) on an empty database fails with *engine.SchemaMissingError and
+// creates nothing; on an initialised one it opens, adopts the persisted
+// partition count and writes.
+func testExistingCreatesNothing(t T, env *Env) {
+	cfg := defaultConfig(env)
+	cfg.Existing, cfg.Partitions = true, 0
+	_, err := openReadOnly(t, env, cfg)
+	var missing *engine.SchemaMissingError
+	if !errors.As(err, &missing) || !errors.Is(err, engine.ErrSchemaMissing) {
+		t.Fatalf("Existing open on an empty database: want *engine.SchemaMissingError, got %T %v", err, err)
+	}
+	expectNoTables(t, env, "Existing open")
+	seededStore(t, env, 1)
+	e, err := openReadOnly(t, env, cfg)
+	if err != nil {
+		t.Fatalf("Existing open on an initialised database: %v", err)
+	}
+	if e.ReadOnly() || e.Partitions != defaultConfig(env).Partitions {
+		t.Fatalf("Existing engine: read-only %v, %d partitions (want writable, %d)", e.ReadOnly(), e.Partitions, defaultConfig(env).Partitions)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := eventstore.New(e, nil).Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "existing-1",
+		Events: []eventstore.Event{{Type: "Opened", Payload: []byte(`{}`)}}}); err != nil {
+		t.Fatalf("append through an Existing engine: %v", err)
 	}
 }
 

@@ -105,6 +105,7 @@ func Tests() []Test {
 	all = append(all, leaseTests()...)
 	all = append(all, transientTests()...)
 	all = append(all, readOnlyTests()...)
+	all = append(all, statementLimitTests()...)
 	all = append(all, consumerAdminTests()...)
 	all = append(all, deliveryTests()...)
 	return all

@@ -14,7 +14,7 @@ func configCmd() *cobra.Command {
 		Short: "Check the configuration file (tidemark.yaml)",
 	}
 	cmd.AddCommand(configValidateCmd())
-	return cmd
+	return groupCmd(cmd)
 }
 
 func configValidateCmd() *cobra.Command {

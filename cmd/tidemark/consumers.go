@@ -4,14 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/topic"
 )
 
 // consumersCmd is `tidemark consumers …`: the operator controls of
@@ -28,15 +30,27 @@ every instance acts on them at its next poll.`,
 	}
 	cmd.AddCommand(consumersListCmd(), consumersStatusCmd(), consumersPauseCmd(), consumersResumeCmd(),
 		deadLettersCmd(), consumersSkipCmd(), consumersUnsubscribeCmd(), consumersRebuildCmd())
-	return cmd
+	return groupCmd(cmd)
 }
 
 // operatorRun is what a consumers subcommand does with the operator.
 type operatorRun func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error
 
-// operatorCmd builds a subcommand that opens the configured database and
-// engine, runs run with the operator, and closes them.
+// operatorCmd builds a subcommand that changes rows: it opens the
+// configured database and an engine on its existing schema, runs run with
+// the operator, and closes them.
 func operatorCmd(use, short string, args cobra.PositionalArgs, run operatorRun) *cobra.Command {
+	return opCmd(use, short, args, engine.Config{Existing: true}, run)
+}
+
+// readerCmd builds a subcommand that only reads: its engine is read-only.
+func readerCmd(use, short string, args cobra.PositionalArgs, run operatorRun) *cobra.Command {
+	return opCmd(use, short, args, engine.Config{ReadOnly: true}, run)
+}
+
+// opCmd builds an operator subcommand whose engine opens with mode's
+// ReadOnly or Existing: neither creates anything.
+func opCmd(use, short string, args cobra.PositionalArgs, mode engine.Config, run operatorRun) *cobra.Command {
 	var s settings
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -44,7 +58,7 @@ func operatorCmd(use, short string, args cobra.PositionalArgs, run operatorRun) 
 		Short: short,
 		Args:  args,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withOperator(cmd.Context(), &s, func(op *consumer.Operator) error {
+			return withOperator(cmd.Context(), &s, mode, func(op *consumer.Operator) error {
 				return run(cmd.Context(), op, cmd.OutOrStdout(), asJSON, args)
 			})
 		},
@@ -54,9 +68,10 @@ func operatorCmd(use, short string, args cobra.PositionalArgs, run operatorRun) 
 	return cmd
 }
 
-// withOperator opens the configured database and engine (the schema is
-// created if missing, as migrate does) and hands fn the operator.
-func withOperator(ctx context.Context, s *settings, fn func(*consumer.Operator) error) error {
+// withOperator opens the configured database and an engine that verifies
+// the schema and creates nothing (mode: ReadOnly or Existing), and hands fn
+// the operator. A missing schema is an error naming the redacted DSN.
+func withOperator(ctx context.Context, s *settings, mode engine.Config, fn func(*consumer.Operator) error) error {
 	c, err := s.resolve()
 	if err != nil {
 		return err
@@ -76,12 +91,20 @@ func withOperator(ctx context.Context, s *settings, fn func(*consumer.Operator) 
 	if driver == "" {
 		driver = l.Catalogue.Identity.DriverName
 	}
+	if err := sqliteFileExists(driver, dsn); err != nil {
+		return fmt.Errorf("no Tidemark schema at %s (create it with `tidemark migrate`): %w", redactDSN(dsn), err)
+	}
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		return fmt.Errorf("opening the %s driver: %w", driver, err)
 	}
 	defer db.Close()
-	e, err := engine.Open(ctx, db, l.Catalogue, c.EngineConfig())
+	cfg := c.EngineConfig() // Partitions 0 unless configured: the persisted count is adopted
+	cfg.ReadOnly, cfg.Existing = mode.ReadOnly, mode.Existing
+	e, err := engine.Open(ctx, db, l.Catalogue, cfg)
+	if errors.Is(err, engine.ErrSchemaMissing) {
+		return fmt.Errorf("no Tidemark schema at %s (create it with `tidemark migrate`): %w", redactDSN(dsn), err)
+	}
 	if err != nil {
 		return err
 	}
@@ -90,7 +113,7 @@ func withOperator(ctx context.Context, s *settings, fn func(*consumer.Operator) 
 }
 
 func consumersListCmd() *cobra.Command {
-	return operatorCmd("list", "List every consumer with its state, lag and undelivered counts", cobra.NoArgs,
+	return readerCmd("list", "List every consumer with its state, lag and undelivered counts", cobra.NoArgs,
 		func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, _ []string) error {
 			list, err := op.List(ctx)
 			if err != nil {
@@ -104,7 +127,7 @@ func consumersListCmd() *cobra.Command {
 }
 
 func consumersStatusCmd() *cobra.Command {
-	return operatorCmd("status <type>/<name>", "Show a consumer's state, checkpoints, marks, lag, undelivered counts and lease ownership", cobra.ExactArgs(1),
+	return readerCmd("status <type>/<name>", "Show a consumer's state, checkpoints, marks, lag, undelivered counts and lease ownership", cobra.ExactArgs(1),
 		func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
 			ref, err := consumer.ParseRef(args[0])
 			if err != nil {
@@ -122,8 +145,15 @@ func consumersStatusCmd() *cobra.Command {
 }
 
 // changeRun adapts an operation on one consumer to an operatorRun that
-// prints what it changed; what may place the consumer with %s.
+// prints what it changed: "<what> <type>/<name>: <changes>".
 func changeRun(what string, do func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error)) operatorRun {
+	return changeRunOn(what, "", do)
+}
+
+// changeRunOn is changeRun for an operation on one source of the consumer
+// ("" for none): the text names it after the consumer, the JSON in
+// "source". Operator input is printed as text, never used as a format.
+func changeRunOn(what, source string, do func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error)) operatorRun {
 	return func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
 		ref, err := consumer.ParseRef(args[0])
 		if err != nil {
@@ -137,14 +167,15 @@ func changeRun(what string, do func(ctx context.Context, op *consumer.Operator, 
 			return printJSON(out, struct {
 				Consumer  consumer.Ref     `json:"consumer"`
 				Operation string           `json:"operation"`
+				Source    string           `json:"source,omitempty"`
 				Changes   consumer.Changes `json:"changes"`
-			}{ref, what, ch})
+			}{ref, what, source, ch})
 		}
-		label := what + " %s"
-		if strings.Contains(what, "%s") { // the consumer's place in the sentence
-			label = what
+		line := what + " " + ref.String()
+		if source != "" {
+			line += " from " + source
 		}
-		_, err = fmt.Fprintf(out, label+": %s\n", ref, ch)
+		_, err = fmt.Fprintln(out, line+": "+ch.String())
 		return err
 	}
 }
@@ -174,30 +205,54 @@ func consumersResumeCmd() *cobra.Command {
 
 func consumersSkipCmd() *cobra.Command {
 	var s consumer.Skip
-	cmd := operatorCmd("skip <type>/<name> --source S --partition P --position N (--key K | --every-key)",
-		"Record a skip: every instance passes over that message", cobra.ExactArgs(1),
+	var ahead bool
+	cmd := operatorCmd("skip <type>/<name> --source S --partition P --position N (--key K | --every-key) [--ahead]",
+		"Record a skip: every instance passes over that message (checked to exist; past the mark only with --ahead)", cobra.ExactArgs(1),
 		func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
 			return changeRun("skip", func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error) {
-				return op.Skip(ctx, ref, s)
+				src, err := sourceOf(ctx, op.Engine(), s.Source)
+				if err != nil {
+					return consumer.Changes{}, err
+				}
+				return op.SkipMessage(ctx, ref, src, s, ahead)
 			})(ctx, op, out, asJSON, args)
 		})
 	f := cmd.Flags()
-	f.StringVar(&s.Source, "source", "", "the source (topic) of the message, e.g. "+engine.EventStoreTopic)
+	f.StringVar(&s.Source, "source", "", "the source (topic) of the message: "+engine.EventStoreTopic+" or "+topic.CaptureTopic)
 	f.IntVar(&s.Partition, "partition", 0, "the partition the message is applied in")
 	f.Int64Var(&s.Position, "position", 0, "the message's position")
-	f.StringVar(&s.Key, "key", "", "the key the skip holds for (\"\" for a message without one)")
+	f.StringVar(&s.Key, "key", "", "the message's key (--key \"\" for a message without one)")
 	f.BoolVar(&s.EveryKey, "every-key", false, "skip the message for every key")
-	_ = cmd.MarkFlagRequired("source")
-	_ = cmd.MarkFlagRequired("position")
+	f.BoolVar(&ahead, "ahead", false, "allow a position past the source's mark (a message not yet readable)")
+	for _, name := range []string{"source", "partition", "position"} {
+		_ = cmd.MarkFlagRequired(name)
+	}
 	cmd.MarkFlagsMutuallyExclusive("key", "every-key")
+	cmd.MarkFlagsOneRequired("key", "every-key")
 	return cmd
+}
+
+// sourceOf is the source named name that the CLI can read: the event store
+// or the capture topic.
+func sourceOf(ctx context.Context, e *engine.Engine, name string) (consumer.Source, error) {
+	switch name {
+	case engine.EventStoreTopic:
+		return consumer.EventStoreSource{Store: eventstore.New(e, nil)}, nil
+	case topic.CaptureTopic:
+		t, err := topic.New(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		return consumer.CaptureSource{Topic: t}, nil
+	}
+	return nil, fmt.Errorf("%w: source %q: the CLI checks messages of %s and %s only", consumer.ErrInvalidSkip, name, engine.EventStoreTopic, topic.CaptureTopic)
 }
 
 func consumersUnsubscribeCmd() *cobra.Command {
 	var source string
 	cmd := operatorCmd("unsubscribe <type>/<name> --source S", "Unsubscribe a consumer from a source: its checkpoints, undelivered rows and skips there go, its row with its last checkpoint", cobra.ExactArgs(1),
 		func(ctx context.Context, op *consumer.Operator, out io.Writer, asJSON bool, args []string) error {
-			return changeRun("unsubscribe %s from "+source, func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error) {
+			return changeRunOn("unsubscribe", source, func(ctx context.Context, op *consumer.Operator, ref consumer.Ref) (consumer.Changes, error) {
 				return op.Unsubscribe(ctx, ref, source)
 			})(ctx, op, out, asJSON, args)
 		})

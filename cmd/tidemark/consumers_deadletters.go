@@ -12,8 +12,8 @@ import (
 // deadLettersCmd is `tidemark consumers dead-letters [list|retry|delete]`.
 // Without a subcommand it lists.
 func deadLettersCmd() *cobra.Command {
-	cmd := operatorCmd("dead-letters <type>/<name>", "List a consumer's dead letters (subcommands retry and delete them)", cobra.ExactArgs(1), listDeadLetters)
-	list := operatorCmd("list <type>/<name>", "List a consumer's dead letters (DEAD_LETTER and DEAD_LETTER_KEY rows, without copies)", cobra.ExactArgs(1), listDeadLetters)
+	cmd := readerCmd("dead-letters <type>/<name>", "List a consumer's dead letters (subcommands retry and delete them)", cobra.ExactArgs(1), listDeadLetters)
+	list := readerCmd("list <type>/<name>", "List a consumer's dead letters (DEAD_LETTER and DEAD_LETTER_KEY rows, without copies)", cobra.ExactArgs(1), listDeadLetters)
 	cmd.AddCommand(list,
 		selectorCmd("retry", "Retry dead letters with a fresh budget (a DEAD_LETTER_KEY key's held messages go back in line)",
 			func(ctx context.Context, op *consumer.Operator, ref consumer.Ref, sel consumer.Selector) (consumer.Changes, error) {

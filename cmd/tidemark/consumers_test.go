@@ -260,16 +260,38 @@ func consumerWrites(t *testing.T, f cliFixture, cli func(...string) string) {
 		t.Errorf("delete --all with none left: %s", out)
 	}
 
-	// pause, resume, skip, unsubscribe print what they changed.
+	// skip names an existing message: its partition and key as the event
+	// store holds them.
+	evs, err := eventstore.New(f.e, nil).ReadAll(context.Background(), 1, 1)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("reading position 2: %v %v", evs, err)
+	}
+	part, key := strconv.Itoa(evs[0].PartitionKey), evs[0].AggregateType+"/"+evs[0].AggregateID
+	skip := []string{"skip", ref, "--source", engine.EventStoreTopic, "--partition", part, "--position", "2"}
+	cliSkipRefusals(t, f, skip, key)
+
+	// pause, resume, skip, unsubscribe print what they changed; a refusal
+	// names the consumer as the operator typed it and the source as given.
 	for _, c := range []struct {
-		args []string
-		want string
+		args   []string
+		want   string
+		target error // the refusal expected instead of output
 	}{
-		{[]string{"pause", ref}, "pause " + ref + ": state PAUSED"},
-		{[]string{"resume", ref}, "resume " + ref + ": state RUNNING"},
-		{[]string{"skip", ref, "--source", engine.EventStoreTopic, "--partition", "3", "--position", "2", "--key", "acct/2"}, "skip " + ref + ": 1 skips recorded"},
-		{[]string{"unsubscribe", ref, "--source", engine.EventStoreTopic}, "unsubscribe " + ref + " from event-store: 2 undelivered deleted, 1 skips deleted, 16 checkpoints deleted, consumer row deleted"},
+		{[]string{"pause", ref}, "pause " + ref + ": state PAUSED", nil},
+		{[]string{"pause", ref}, "consumer " + ref + ": cannot go from PAUSED to PAUSED", consumer.ErrTransition},
+		{[]string{"resume", ref}, "resume " + ref + ": state RUNNING", nil},
+		{append(skip, "--key", key), "skip " + ref + ": 1 skips recorded", nil},
+		{[]string{"skip", ref, "--source", engine.EventStoreTopic, "--partition", "0", "--position", i64(f.mark + 5), "--every-key", "--ahead"}, "skip " + ref + ": 1 skips recorded", nil},
+		{[]string{"unsubscribe", ref, "--source", "no%sthing%d"}, "consumer " + ref + " is not subscribed to no%sthing%d", consumer.ErrNotSubscribed},
+		{[]string{"unsubscribe", ref, "--source", engine.EventStoreTopic}, "unsubscribe " + ref + " from event-store: 2 undelivered deleted, 2 skips deleted, 16 checkpoints deleted, consumer row deleted", nil},
 	} {
+		if c.target != nil {
+			out, err := run(t, consumersCmd(), append(c.args, f.args...)...)
+			if !errors.Is(err, c.target) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: %v (%s), want %v naming %q", strings.Join(c.args, " "), err, out, c.target, c.want)
+			}
+			continue
+		}
 		if out := cli(c.args...); !strings.Contains(out, c.want) {
 			t.Errorf("%s: %q, want %q", strings.Join(c.args, " "), out, c.want)
 		}
@@ -293,6 +315,52 @@ func consumerWrites(t *testing.T, f cliFixture, cli func(...string) string) {
 		if !errors.Is(err, c.target) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v (%s), want %v naming %q", strings.Join(c.args, " "), err, out, c.target, c.want)
 		}
+	}
+}
+
+// cliSkipRefusals checks that skip refuses what does not identify an
+// existing message, before recording anything: no partition, no key, a
+// position without a message, another key, a position past the mark
+// without --ahead. skip is the command up to the key; key the message's.
+func cliSkipRefusals(t *testing.T, f cliFixture, skip []string, key string) {
+	t.Helper()
+	without := func(flag string) []string {
+		var out []string
+		for i := 0; i < len(skip); i++ {
+			if skip[i] == flag {
+				i++
+				continue
+			}
+			out = append(out, skip[i])
+		}
+		return out
+	}
+	for _, c := range []struct {
+		args   []string
+		target error // nil: a usage error naming want
+		want   string
+	}{
+		{append(without("--partition"), "--key", key), nil, `"partition" not set`},
+		{skip, nil, "[key every-key] is required"},
+		{append(without("--position"), "--position", "999999", "--key", key), consumer.ErrNoSuchMessage, "past the source's mark"},
+		{append(skip, "--key", "bank.Account/other"), consumer.ErrNoSuchMessage, `the message's key is "` + key + `"`},
+		{append(skip, "--key", ""), consumer.ErrNoSuchMessage, `the message's key is "` + key + `"`},
+		{append(without("--partition"), "--partition", "16", "--every-key"), consumer.ErrInvalidSkip, "partitions 0..15"},
+		{append(without("--source"), "--source", "topic-x", "--every-key"), consumer.ErrInvalidSkip, `source "topic-x"`},
+	} {
+		out, err := run(t, consumersCmd(), append(c.args, f.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || (c.target != nil && !errors.Is(err, c.target)) {
+			t.Errorf("%s: %v (%s), want an error naming %q", strings.Join(c.args, " "), err, out, c.want)
+		}
+	}
+	// A position below the mark in another partition holds no message there.
+	other := "0"
+	if skip[5] == "0" {
+		other = "1"
+	}
+	args := append(without("--partition"), "--partition", other, "--every-key")
+	if out, err := run(t, consumersCmd(), append(args, f.args...)...); !errors.Is(err, consumer.ErrNoSuchMessage) || !strings.Contains(err.Error(), "holds no message there") {
+		t.Errorf("%s: %v (%s), want no such message", strings.Join(args, " "), err, out)
 	}
 }
 

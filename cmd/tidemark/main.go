@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -66,8 +67,16 @@ func selfServe(name string) (*exec.Cmd, bool) {
 	return exec.Command(exe, serveCommand, name), true
 }
 
+// load loads the plugin p names; a dialect found nowhere is an error that
+// lists the dialects this binary knows.
 func load(ctx context.Context, p *pluginFlags) (*dialect.Loaded, error) {
-	return dialect.Load(ctx, p.options())
+	l, err := dialect.Load(ctx, p.options())
+	var nf *dialect.NotFoundError
+	if errors.As(err, &nf) {
+		return nil, fmt.Errorf("%w; known dialects: %s (built in), or any tidemark-dialect-<name> plugin on the search path (`tidemark plugins` lists them)",
+			err, strings.Join(builtin.Names(), ", "))
+	}
+	return l, err
 }
 
 func main() {
@@ -89,6 +98,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tidemark:", err)
 		os.Exit(1)
 	}
+}
+
+// groupCmd makes cmd, a command that only groups subcommands, print its
+// help without arguments and refuse an unknown subcommand with an error
+// (a non-zero exit) after the help, where cobra would print the help and
+// succeed.
+func groupCmd(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		cmd.SetOut(cmd.ErrOrStderr())
+		_ = cmd.Help()
+		return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+	}
+	return cmd
 }
 
 func serveCmd() *cobra.Command {

@@ -247,3 +247,9 @@ func (o *Operator) inTx(ctx context.Context, fn func(q engine.Querier, ch *Chang
 	})
 	return ch, err
 }
+
+// Engine returns the engine the operator acts on.
+func (o *Operator) Engine() *engine.Engine { return o.r.e }
+
+// Ref is the consumer's type and name, as an operator names it.
+func (c Consumer) Ref() Ref { return Ref{Type: c.Type, Name: c.Name} }

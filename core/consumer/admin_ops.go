@@ -33,7 +33,7 @@ func (o *Operator) Pause(ctx context.Context, ref Ref) (Changes, error) {
 		return Changes{}, err
 	}
 	if c.State != Running {
-		return Changes{}, &TransitionError{ID: c.ID, From: c.State, To: Paused, Actual: c.State}
+		return Changes{}, &TransitionError{ID: c.ID, Consumer: c.Ref(), From: c.State, To: Paused, Actual: c.State}
 	}
 	return o.inTx(ctx, func(q engine.Querier, ch *Changes) error {
 		return o.setState(ctx, q, c, Paused, ch)
@@ -50,10 +50,10 @@ func (o *Operator) Resume(ctx context.Context, ref Ref) (Changes, error) {
 		return Changes{}, err
 	}
 	if c.State != Paused && c.State != Halted {
-		return Changes{}, &TransitionError{ID: c.ID, From: c.State, To: Running, Actual: c.State}
+		return Changes{}, &TransitionError{ID: c.ID, Consumer: c.Ref(), From: c.State, To: Running, Actual: c.State}
 	}
 	return o.inTx(ctx, func(q engine.Querier, ch *Changes) error {
-		rows, err := o.undelivered(ctx, q, c.ID)
+		rows, err := o.undelivered(ctx, q, c)
 		if err != nil {
 			return err
 		}
@@ -80,7 +80,7 @@ func (o *Operator) ResumePast(ctx context.Context, ref Ref) (Changes, error) {
 		return Changes{}, &NotHaltedError{Consumer: ref, State: c.State}
 	}
 	return o.inTx(ctx, func(q engine.Querier, ch *Changes) error {
-		rows, err := o.undelivered(ctx, q, c.ID)
+		rows, err := o.undelivered(ctx, q, c)
 		if err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func (o *Operator) onDeadLetters(ctx context.Context, ref Ref, sel Selector, fn 
 		return Changes{}, err
 	}
 	return o.inTx(ctx, func(q engine.Querier, ch *Changes) error {
-		rows, err := o.undelivered(ctx, q, c.ID)
+		rows, err := o.undelivered(ctx, q, c)
 		if err != nil {
 			return err
 		}
@@ -274,7 +274,7 @@ func (o *Operator) setState(ctx context.Context, q engine.Querier, c Consumer, t
 	}
 	if n == 0 { // another writer changed the state since it was read
 		now, _ := o.r.get(ctx, q, c.ID)
-		return &TransitionError{ID: c.ID, From: c.State, To: to, Actual: now.State}
+		return &TransitionError{ID: c.ID, Consumer: c.Ref(), From: c.State, To: to, Actual: now.State}
 	}
 	ch.State = to
 	return nil

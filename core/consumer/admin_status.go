@@ -283,13 +283,13 @@ func (o *Operator) Undelivered(ctx context.Context, ref Ref) ([]UndeliveredView,
 	if err != nil {
 		return nil, err
 	}
-	return o.undelivered(ctx, o.r.e.DB, c.ID)
+	return o.undelivered(ctx, o.r.e.DB, c)
 }
 
-func (o *Operator) undelivered(ctx context.Context, q engine.Querier, id string) ([]UndeliveredView, error) {
-	rows, err := adminSelect[adminUndeliveredRow](ctx, o.r, q, dialect.AdminUndeliveredList, map[string]any{"consumer_id": id})
+func (o *Operator) undelivered(ctx context.Context, q engine.Querier, c Consumer) ([]UndeliveredView, error) {
+	rows, err := adminSelect[adminUndeliveredRow](ctx, o.r, q, dialect.AdminUndeliveredList, map[string]any{"consumer_id": c.ID})
 	if err != nil {
-		return nil, fmt.Errorf("consumer %s: undelivered rows: %w", id, err)
+		return nil, fmt.Errorf("consumer %s: undelivered rows: %w", c.Ref(), err)
 	}
 	out := make([]UndeliveredView, 0, len(rows))
 	for _, u := range rows {

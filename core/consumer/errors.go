@@ -55,13 +55,20 @@ func (e *NameCollisionError) Unwrap() error { return ErrNameCollision }
 // TransitionError is a state change the consumer's current state does not
 // allow (or that another writer made first).
 type TransitionError struct {
-	ID       string
+	ID string
+	// Consumer is the consumer's type and name when known (the operator's
+	// paths), which the message then names instead of ID.
+	Consumer Ref
 	From, To State
 	Actual   State
 }
 
 func (e *TransitionError) Error() string {
-	return fmt.Sprintf("consumer %s: cannot go from %s to %s (it is %s)", e.ID, e.From, e.To, e.Actual)
+	name := e.ID
+	if e.Consumer != (Ref{}) {
+		name = e.Consumer.String()
+	}
+	return fmt.Sprintf("consumer %s: cannot go from %s to %s (it is %s)", name, e.From, e.To, e.Actual)
 }
 
 // Unwrap makes errors.Is(err, ErrTransition) hold.

@@ -57,10 +57,21 @@ type Catalogue struct {
 	// Checks are database settings the core's guarantees rely on, read at
 	// every start before any DDL (see EngineCheck).
 	Checks []EngineCheck `json:"checks,omitempty"`
+	// StatementLimit, when its Query is set, reads the most bytes the
+	// server accepts in one statement with its values (MariaDB's
+	// max_allowed_packet). The engine reads it at Open, and an append
+	// larger than it is refused before any SQL, naming Setting.
+	StatementLimit StatementLimit `json:"statement_limit,omitempty"`
 
 	// Facts are what the engine stores (issue 9: engine facts live in the
 	// catalogue), read by the query-table check and the conformance suite.
 	Facts EngineFacts `json:"facts"`
+}
+
+// StatementLimit is a server setting that bounds one statement's size.
+type StatementLimit struct {
+	Setting string `json:"setting"` // e.g. "max_allowed_packet"
+	Query   string `json:"query"`   // one row, one integer column (bytes); no binds
 }
 
 // EngineFacts are properties of the engine, declared by the dialect, that the

@@ -75,3 +75,56 @@ func readSetting(ctx context.Context, q Querier, c dialect.EngineCheck) (string,
 	}
 	return fmt.Sprint(v), nil
 }
+
+// ErrStatementTooLarge is wrapped by *StatementTooLargeError.
+var ErrStatementTooLarge = errors.New("statement larger than the server accepts")
+
+// StatementTooLargeError refuses, before any SQL, a write whose values
+// alone exceed the server's limit on one statement (the dialect's
+// StatementLimit, read at Open).
+type StatementTooLargeError struct {
+	What    string // e.g. "append of 1 event"
+	Bytes   int64  // the values' size
+	Limit   int64  // the server's setting
+	Setting string // e.g. "max_allowed_packet"
+}
+
+func (e *StatementTooLargeError) Error() string {
+	return fmt.Sprintf("%s: its values are %d bytes, more than the server's %s allows in one statement (%d bytes, less %d for the statement itself); raise %s on the server or store less per event",
+		e.What, e.Bytes, e.Setting, e.Limit, statementOverhead, e.Setting)
+}
+
+// Unwrap makes errors.Is(err, ErrStatementTooLarge) hold.
+func (e *StatementTooLargeError) Unwrap() error { return ErrStatementTooLarge }
+
+// statementOverhead is what the SQL text, the other columns and the
+// protocol's framing take of the limit: generous, as a statement refused
+// by the server only fails later, untyped.
+const statementOverhead = 64 << 10
+
+// readStatementLimit reads the dialect's StatementLimit (0: none).
+func (e *Engine) readStatementLimit(ctx context.Context, q Querier) error {
+	l := e.Cat.StatementLimit
+	if l.Query == "" {
+		return nil
+	}
+	var n int64
+	if err := q.QueryRowContext(ctx, l.Query).Scan(&n); err != nil {
+		return fmt.Errorf("reading %s: %w", l.Setting, e.Errors.Wrap(err))
+	}
+	e.maxStatementBytes = n
+	return nil
+}
+
+// MaxStatementBytes is the server's limit on one statement read at Open
+// (the dialect's StatementLimit), or 0 when the dialect declares none.
+func (e *Engine) MaxStatementBytes() int64 { return e.maxStatementBytes }
+
+// CheckStatementSize refuses what, whose values take n bytes, when they
+// cannot fit in one statement under the server's limit.
+func (e *Engine) CheckStatementSize(what string, n int64) error {
+	if e.maxStatementBytes <= 0 || n <= e.maxStatementBytes-statementOverhead {
+		return nil
+	}
+	return &StatementTooLargeError{What: what, Bytes: n, Limit: e.maxStatementBytes, Setting: e.Cat.StatementLimit.Setting}
+}

@@ -41,6 +41,12 @@ type Config struct {
 	// AppendTx, Publish, an advancer's cycle, Exec) is then refused with a
 	// *ReadOnlyError before any SQL runs.
 	ReadOnly bool
+	// Existing opens only a schema an earlier Open created: Open runs no
+	// DDL, no seed and no setting fix, and verifies what ReadOnly verifies
+	// (*SchemaMissingError when anything is missing), but the engine then
+	// writes as usual. It is for tools that act on existing rows (the
+	// operator CLI), so a mistyped DSN never builds a schema.
+	Existing bool
 }
 
 // Engine is a catalogue bound to one database.
@@ -53,7 +59,8 @@ type Engine struct {
 	// Positions is the position seam of the dialect's strategy.
 	Positions Positions
 
-	readOnly bool
+	readOnly          bool
+	maxStatementBytes int64
 
 	mu       sync.Mutex
 	compiled map[string]dialect.Compiled
@@ -121,10 +128,11 @@ func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*
 	if e.Positions, err = newPositions(e); err != nil {
 		return nil, err
 	}
-	if e.Partitions == 0 && !cfg.ReadOnly {
-		e.Partitions = DefaultPartitions // a read-only engine adopts the persisted count
+	verifyOnly := cfg.ReadOnly || cfg.Existing
+	if e.Partitions == 0 && !verifyOnly {
+		e.Partitions = DefaultPartitions // a verifying engine adopts the persisted count
 	}
-	if (e.Partitions < 1 && !cfg.ReadOnly) || e.Partitions < 0 || e.Partitions > 32767 {
+	if (e.Partitions < 1 && !verifyOnly) || e.Partitions < 0 || e.Partitions > 32767 {
 		return nil, fmt.Errorf("partition count %d is out of range 1..32767", e.Partitions)
 	}
 	// The whole naming plan is checked here, before any SQL runs.
@@ -132,7 +140,10 @@ func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*
 	if err != nil {
 		return nil, err
 	}
-	if cfg.ReadOnly {
+	if err := e.readStatementLimit(ctx, db); err != nil {
+		return nil, err
+	}
+	if verifyOnly {
 		if err := e.openReadOnly(ctx, cfg); err != nil {
 			return nil, err
 		}

@@ -38,10 +38,10 @@ func (e *ReadOnlyError) Unwrap() []error { return []error{ErrReadOnly, sqlerr.Er
 // ErrSchemaMissing is wrapped by *SchemaMissingError.
 var ErrSchemaMissing = errors.New("schema not initialised")
 
-// SchemaMissingError is returned by a read-only Open when the schema, the
-// partition count or the event store's mark row is missing: a read-only
-// engine creates nothing, so it opens only on a database an engine opened
-// read-write (on the primary) has initialised.
+// SchemaMissingError is returned by an Open with Config.ReadOnly or
+// Config.Existing when the schema, the partition count or the event store's
+// mark row is missing: such an engine creates nothing, so it opens only on a
+// database an engine opened without them has initialised.
 type SchemaMissingError struct {
 	// What is missing, e.g. "table EVENT_STORE" or "the partition count in PARTITION_METADATA".
 	What string
@@ -51,7 +51,7 @@ type SchemaMissingError struct {
 }
 
 func (e *SchemaMissingError) Error() string {
-	return fmt.Sprintf("read-only open: %s is missing; a read-only engine creates nothing: open an engine without ReadOnly on the primary once (or apply the scripts `tidemark schema` prints), then open read-only", e.What)
+	return fmt.Sprintf("verifying open: %s is missing; an engine opened with ReadOnly or Existing creates nothing: create the schema first (an engine opened without them, `tidemark migrate`, or the scripts `tidemark schema` prints)", e.What)
 }
 
 // Unwrap makes errors.Is(err, ErrSchemaMissing) hold and keeps the cause.

@@ -13,6 +13,7 @@ import (
 // checkStreams checks every key and event of an append, so bad input is
 // refused before any SQL and nothing of the append is stored.
 func (s *Store) checkStreams(streams []Stream) error {
+	var size, events int64
 	for _, st := range streams {
 		if err := s.checkKey("aggregate id", st.AggregateID); err != nil {
 			return err
@@ -29,7 +30,12 @@ func (s *Store) checkStreams(streams []Stream) error {
 					return &InvalidEventError{Field: fmt.Sprintf("event %d id", i), Reason: "is not a UUID"}
 				}
 			}
+			size += int64(len(ev.Payload) + len(ev.Metadata) + len(ev.Type) + len(st.AggregateID) + len(st.AggregateType))
+			events++
 		}
+	}
+	if s.e.MaxStatementBytes() > 0 {
+		return s.e.CheckStatementSize(fmt.Sprintf("append of %d events", events), size)
 	}
 	return nil
 }

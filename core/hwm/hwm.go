@@ -184,9 +184,12 @@ func (a *Advancer) Run(ctx context.Context) error {
 	defer a.release()
 	t := time.NewTicker(a.opts.PollInterval)
 	defer t.Stop()
+	var failing error // the first error of the current run of failures
+	failures := 0
 	for {
 		started := time.Now()
-		_, _ = a.Cycle(ctx)
+		_, err := a.Cycle(ctx)
+		failing, failures = a.logCycle(ctx, err, failing, failures)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -203,6 +206,27 @@ func (a *Advancer) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// logCycle logs the first failure of a run of failed cycles and the
+// recovery after it, never every cycle (a cycle runs every PollInterval),
+// and returns the run's first error and length.
+func (a *Advancer) logCycle(ctx context.Context, err, failing error, failures int) (error, int) {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return failing, failures // stopping, not failing
+	case err != nil:
+		if failing == nil {
+			a.opts.Logger.Warn("tidemark: the high-water-mark advancer's cycle failed; it retries every poll interval, logging again when it recovers",
+				"table", a.opts.PositionTable, "err", err)
+			return err, 1
+		}
+		return failing, failures + 1
+	case failing != nil:
+		a.opts.Logger.Info("tidemark: the high-water-mark advancer recovered",
+			"table", a.opts.PositionTable, "failed_cycles", failures, "first_err", failing)
+	}
+	return nil, 0
 }
 
 // NudgeCommitted is Nudge from an append that committed positions up to

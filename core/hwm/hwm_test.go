@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -106,4 +107,75 @@ func TestScopeWithoutOldestHolder(t *testing.T) {
 	if h, held := hwm.New(e, hwm.Options{}).OldestHolder(); held {
 		t.Errorf("oldest holder %+v before any check", h)
 	}
+}
+
+// logRecords is a slog handler keeping every record's level and message.
+type logRecords struct {
+	mu  sync.Mutex
+	got []slog.Record
+}
+
+func (h *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logRecords) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.got = append(h.got, r)
+	return nil
+}
+func (h *logRecords) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logRecords) WithGroup(string) slog.Handler      { return h }
+func (h *logRecords) count(level slog.Level) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, r := range h.got {
+		if r.Level == level {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRunLogsFailureAndRecovery: Run logs the first failure of a run of
+// failed cycles once (not every cycle) and the recovery once. The cycles
+// fail while the mark's table is renamed away.
+func TestRunLogsFailureAndRecovery(t *testing.T) {
+	e := newEngine(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	table := e.Names.Shared["high_water_mark_store_table"]
+	if _, err := e.DB.ExecContext(ctx, "ALTER TABLE "+table+" RENAME TO HWM_AWAY"); err != nil {
+		t.Fatal(err)
+	}
+	rec, logs := &failures{}, &logRecords{}
+	a := hwm.New(e, hwm.Options{Metrics: rec, Logger: slog.New(logs), PollInterval: time.Millisecond})
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	waitFor(t, "three failed cycles", func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return len(rec.got) >= 3 })
+	if n := logs.count(slog.LevelWarn); n != 1 {
+		t.Errorf("%d warnings after %d failed cycles, want 1", n, len(rec.got))
+	}
+	if _, err := e.DB.ExecContext(ctx, "ALTER TABLE HWM_AWAY RENAME TO "+table); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the recovery logged", func() bool { return logs.count(slog.LevelInfo) >= 1 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if w, i := logs.count(slog.LevelWarn), logs.count(slog.LevelInfo); w != 1 || i != 1 {
+		t.Errorf("%d warnings and %d recoveries logged, want 1 and 1", w, i)
+	}
+}
+
+// waitFor polls cond; the bound only guards against a hang.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 60000; i++ {
+		if cond() {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("gave up waiting for %s", what)
 }

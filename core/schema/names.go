@@ -14,8 +14,10 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 )
 
-// identifierPattern is the one shape every table name must have.
-var identifierPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
+// identifierPattern is the one shape every table name must have: a regular
+// identifier on every engine, so a letter first (HSQLDB and Firebird, as
+// the SQL standard, refuse a leading underscore or digit unquoted).
+var identifierPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,62}$`)
 
 // ErrInvalidIdentifier is wrapped by every refused table name.
 var ErrInvalidIdentifier = errors.New("invalid identifier")
@@ -34,14 +36,17 @@ func (e *InvalidNameError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalidIdentifier) hold.
 func (e *InvalidNameError) Unwrap() error { return ErrInvalidIdentifier }
 
-// ValidateIdentifier checks a table name against ^[A-Za-z_][A-Za-z0-9_]{0,62}$.
+// ValidateIdentifier checks a table name against ^[A-Za-z][A-Za-z0-9_]{0,62}$.
 func ValidateIdentifier(name, source string) error {
 	if identifierPattern.MatchString(name) {
 		return nil
 	}
-	reason := "must match ^[A-Za-z_][A-Za-z0-9_]{0,62}$"
-	if len(name) > 63 {
+	reason := "must match ^[A-Za-z][A-Za-z0-9_]{0,62}$"
+	switch {
+	case len(name) > 63:
 		reason = fmt.Sprintf("is %d characters long, the limit is 63", len(name))
+	case name != "" && (name[0] < 'A' || name[0] > 'Z') && (name[0] < 'a' || name[0] > 'z'):
+		reason = fmt.Sprintf("must begin with a letter (an unquoted identifier on every engine), not %q; %s", name[:1], reason)
 	}
 	return &InvalidNameError{Name: name, Source: source, Reason: reason}
 }
@@ -186,6 +191,10 @@ func Resolve(cfg Config) (*Names, error) {
 		t := AggregateTables{Events: n.Shared["event_store_table"], Snapshots: n.Shared["aggregate_snapshots_table"]}
 		if a.OwnTable || a.EventTable != "" || a.SnapshotTable != "" {
 			base := ScreamingSnake(a.Name)
+			if base == "" && (a.EventTable == "" || a.SnapshotTable == "") {
+				return nil, &InvalidNameError{Name: a.Name, Source: "aggregate " + a.Type(),
+					Reason: "has no letter or digit to derive its own tables' names from; rename it or set event_table and snapshot_table"}
+			}
 			t.Events, t.Snapshots = esPrefix+base+"_EVENTS", esPrefix+base+"_SNAPSHOTS"
 			if a.EventTable != "" {
 				t.Events = a.EventTable

@@ -32,7 +32,7 @@ func TestValidateIdentifier(t *testing.T) {
 		name string
 		ok   bool
 	}{
-		{"EVENT_STORE", true}, {"_x", true}, {"a" + strings.Repeat("b", 62), true},
+		{"EVENT_STORE", true}, {"_x", false}, {"_EVENTS", false}, {"x_", true}, {"a" + strings.Repeat("b", 62), true},
 		{"a" + strings.Repeat("b", 63), false}, {"", false}, {"1a", false}, {"a-b", false},
 		{"a b", false}, {`a"b`, false}, {"a;DROP", false}, {"ä", false},
 	}
@@ -44,6 +44,22 @@ func TestValidateIdentifier(t *testing.T) {
 		if err != nil && !errors.Is(err, ErrInvalidIdentifier) {
 			t.Errorf("%q: error does not wrap ErrInvalidIdentifier", c.name)
 		}
+	}
+}
+
+// TestResolveRefusesUnderivableAggregate: an aggregate name of only
+// punctuation derives no table name (it was "_EVENTS", which HSQLDB
+// refuses after the shared tables exist): refused by Resolve, before any
+// SQL, naming the aggregate.
+func TestResolveRefusesUnderivableAggregate(t *testing.T) {
+	for _, a := range []Aggregate{{Namespace: "x", Name: "!!!", OwnTable: true}, {Namespace: "x", Name: "---", EventTable: "X_EVENTS"}} {
+		_, err := Resolve(Config{Aggregates: []Aggregate{a}})
+		if !errors.Is(err, ErrInvalidIdentifier) || !strings.Contains(err.Error(), "aggregate "+a.Type()) {
+			t.Errorf("%+v: %v, want an invalid identifier naming the aggregate", a, err)
+		}
+	}
+	if _, err := Resolve(Config{Aggregates: []Aggregate{{Namespace: "x", Name: "!!!", EventTable: "X_EVENTS", SnapshotTable: "X_SNAPS"}}}); err != nil {
+		t.Errorf("explicit tables: %v", err)
 	}
 }
 

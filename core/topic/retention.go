@@ -3,6 +3,7 @@ package topic
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -33,10 +34,12 @@ type Retained struct {
 	// Deleted is how many messages this run deleted.
 	Deleted int64
 	// HeldBy, when not empty, is the consumer whose checkpoint stopped the
-	// run short of what the policy asked (with HeldAt its slowest position,
-	// 0 when it has recorded nothing and holds the whole topic).
-	HeldBy string
-	HeldAt int64
+	// run short of what the policy asked, as "type/name" (with HeldAt its
+	// slowest position, 0 when it has recorded nothing and holds the whole
+	// topic), and HeldByID its id.
+	HeldBy   string
+	HeldByID string
+	HeldAt   int64
 }
 
 // Retain deletes the messages policy no longer keeps, as a prefix of the
@@ -110,7 +113,10 @@ func (t *Topic) retain(ctx context.Context, q engine.Querier, policy Retention) 
 		return res, err
 	}
 	if held && slowest-1 < through {
-		through, res.HeldBy, res.HeldAt = slowest-1, holder, slowest
+		through, res.HeldByID, res.HeldAt = slowest-1, holder, slowest
+		if res.HeldBy, err = t.consumerName(ctx, q, holder); err != nil {
+			return res, err
+		}
 		if through <= start {
 			return res, nil
 		}
@@ -222,4 +228,18 @@ func (t *Topic) slowestCheckpoint(ctx context.Context, q engine.Querier) (holder
 		}
 	}
 	return holder, slowest, held, nil
+}
+
+// consumerName is consumer id's "type/name", or id when its row is gone.
+func (t *Topic) consumerName(ctx context.Context, q engine.Querier, id string) (string, error) {
+	var cid, state, halt, epoch, since any
+	var typ, name sql.NullString
+	err := t.e.QueryRow(ctx, q, dialect.ConsumerByID, nil, map[string]any{"id": id}).Scan(&cid, &typ, &name, &state, &halt, &epoch, &since)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return id, nil
+	case err != nil:
+		return "", fmt.Errorf("retention of %s: reading consumer %s: %w", t.name, id, err)
+	}
+	return typ.String + "/" + name.String, nil
 }

@@ -135,6 +135,10 @@ func Catalogue(f Flavor) dialect.Catalogue {
 			dialect.KindInstant: {"DATETIME"},
 		}}
 
+	// A statement with its values must fit in one packet: a larger one
+	// fails with error 1153 (or the driver's ErrPktTooLarge) only once sent.
+	c.StatementLimit = dialect.StatementLimit{Setting: "max_allowed_packet", Query: "SELECT @@max_allowed_packet"}
+
 	// The OK packet of the UPDATE carries LAST_INSERT_ID(val + n): one
 	// round trip fewer while the counter row is locked.
 	c.PositionSettings.AllocatedInResult = true

@@ -141,12 +141,12 @@ func (w *Waker) run(ctx context.Context, dsn string) {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "25006" {
 			// A hot standby: retrying cannot help until it is promoted.
-			w.failed(fmt.Errorf("%w: %w (a hot standby cannot LISTEN: listen on the primary, or poll)", ErrListenRefused, err))
+			w.failed(fmt.Errorf("%w: %w (a hot standby cannot LISTEN: listen on the primary, or poll)", ErrListenRefused, err), true)
 			w.wake() // followers re-read once, then poll
 			close(w.done)
 			return
 		}
-		w.failed(err)
+		w.failed(err, false)
 		// Wake once: notifications may have been missed while down.
 		w.wake()
 		select {
@@ -157,13 +157,18 @@ func (w *Waker) run(ctx context.Context, dsn string) {
 	}
 }
 
-// failed records err; the first failure of an outage is logged.
-func (w *Waker) failed(err error) {
+// failed records err; the first failure of an outage is logged, and so is
+// giving up (final), which says no retry follows.
+func (w *Waker) failed(err error, final bool) {
 	w.mu.Lock()
 	first := w.err == nil
 	w.err = err
 	w.mu.Unlock()
-	if first {
+	switch {
+	case final:
+		w.logger.Warn("pgwake: not listening for high-water-mark notifications, and not retrying; followers poll",
+			"channel", Channel, "topic", w.topic, "err", err)
+	case first:
 		w.logger.Warn("pgwake: not listening for high-water-mark notifications; retrying, followers poll meanwhile",
 			"channel", Channel, "topic", w.topic, "err", err)
 	}

@@ -1,9 +1,12 @@
 package pgwake_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,7 +111,8 @@ func TestListenOnStandbyRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := pgwake.Listen(ctx, replicas[0].DSN, engine.EventStoreTopic)
+	var logged bytes.Buffer
+	w := pgwake.Listen(ctx, replicas[0].DSN, engine.EventStoreTopic, pgwake.WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
 	select {
 	case <-w.Done():
 	case <-w.Ready():
@@ -120,4 +124,7 @@ func TestListenOnStandbyRefused(t *testing.T) {
 		t.Fatalf("Err after giving up: want ErrListenRefused, got %v", w.Err())
 	}
 	t.Logf("refused: %v", w.Err())
+	if out := logged.String(); strings.Contains(out, "; retrying") || !strings.Contains(out, "not retrying") {
+		t.Errorf("the warning on giving up must say it does not retry:\n%s", out)
+	}
 }
