@@ -48,6 +48,9 @@ func defaultConfig(env *Env) engine.Config {
 
 func openEngine(t T, env *Env, cfg engine.Config) *engine.Engine {
 	t.Helper()
+	if !onPrepared(env, cfg) {
+		t.Fatalf("this test opens a configuration other than the prepared schema's on a copy of it: add its area to freshAreas")
+	}
 	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	e, err := engine.Open(ctx, env.DB, env.Catalogue, cfg)

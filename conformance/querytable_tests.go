@@ -239,5 +239,5 @@ func newEnvLike(t T, env *Env) *Env {
 	if env.Target.Fresh == nil {
 		return nil
 	}
-	return newEnv(t, env.Target, env.Catalogue)
+	return newEnv(t, env.Target, env.Catalogue, nil)
 }
