@@ -85,19 +85,20 @@ func runSharedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 	if err != nil {
 		return nil, err
 	}
+	n := 0
 	for range 10000 {
 		if _, err := r.Poll(ctx); err != nil {
 			return nil, err
 		}
-		n, err := sharedCount(ctx, db)
-		if err != nil {
+		var err error
+		if n, err = sharedCount(ctx, db); err != nil {
 			return nil, err
 		}
 		if n >= args.Want {
 			return n, nil
 		}
 	}
-	return nil, errors.New("shared consumer did not catch up in 10000 polls")
+	return nil, fmt.Errorf("shared consumer did not catch up in 10000 polls: %d of %d applied", n, args.Want)
 }
 
 // killMidApply lets the other instances go, waits until they have
