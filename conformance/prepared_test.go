@@ -51,16 +51,28 @@ func TestPreparedCopyMatchesFresh(t *testing.T) {
 		}
 		return d
 	}
-	fresh, tmpl := open(), open()
-	layOut(fresh)
+	tmpl := open() // the first Open may start the server
 	layOut(tmpl)
+	start := time.Now()
+	fresh := open()
+	layOut(fresh)
+	freshTook := time.Since(start)
 	if !provider.CanClone(harness.EnginePostgres) {
 		t.Skip("this PostgreSQL server is not one the harness can copy databases on")
 	}
+	start = time.Now()
 	cp, err := provider.Clone(ctx, tmpl)
 	if err != nil {
 		t.Fatalf("clone: %v", err)
 	}
+	copyTook := time.Since(start)
+	defer func() {
+		start := time.Now()
+		if err := provider.Drop(ctx, cp); err != nil {
+			t.Errorf("drop: %v", err)
+		}
+		t.Logf("a fresh database with the DDL took %v, a copy %v, dropping it %v (load %s)", freshTook, copyTook, time.Since(start), testtime.Describe(time.Second))
+	}()
 	want, got := pgDump(t, ctx, fresh), pgDump(t, ctx, cp)
 	if want != got {
 		t.Fatalf("a copy of the prepared schema differs from a fresh one\nfresh:\n%s\ncopy:\n%s", want, got)
