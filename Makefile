@@ -7,7 +7,7 @@ PLUGINS   := $(notdir $(wildcard plugins/*/cmd/tidemark-dialect-*))
 # quiet cores, but CI cut it at 25 min once (a loaded machine), and CI allows 90.
 GOFLAGS_T ?= -count=1 -timeout 45m
 
-.PHONY: all build plugins jdbcbridge test unit conformance bench demo vet fmt-check setup setup-if-needed clean
+.PHONY: all build plugins jdbcbridge test test-stress race unit conformance bench demo vet fmt-check setup setup-if-needed clean
 
 # Debian packages each demo dialect needs (sqlite needs none).
 DEMO_PKGS_postgres := postgresql
@@ -40,6 +40,15 @@ test: setup-if-needed vet fmt-check
 	@rm -f $(BIN)/conformance-matrix.txt
 	@TIDEMARK_MATRIX_FILE=$(CURDIR)/$(BIN)/conformance-matrix.txt $(GO) test $(GOFLAGS_T) ./...; status=$$?; \
 	echo; cat $(BIN)/conformance-matrix.txt 2>/dev/null || echo "(no conformance matrix written)"; exit $$status
+
+## test-stress: make test beside CPU burners (STRESS_BURNERS, default 3 per core), to run before a submission
+test-stress:
+	scripts/test-stress.sh test
+
+## race: the race detector on the core packages and on the SQLite and PostgreSQL (pgx) conformance targets
+race:
+	$(GO) test -race $(GOFLAGS_T) ./core/... ./internal/...
+	$(GO) test -race $(GOFLAGS_T) -run 'TestConformance/^(sqlite|postgres_\(pgx\))$$' ./conformance
 
 unit:
 	$(GO) test $(GOFLAGS_T) $$($(GO) list ./... | grep -v /conformance)

@@ -8,6 +8,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/internal/sqlcount"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // testAnyAppendReadsNoVersion counts, through a counting driver wrapper,
@@ -21,7 +22,7 @@ func testAnyAppendReadsNoVersion(t T, env *Env) {
 	if !env.Features.ComputedSequence {
 		skipf(t, "%s", "the dialect declares no insert that computes and returns the sequence number (RowInsert.NextSequence with positions drawn by the insert, or with ComputedTail on a counter row): a single-event Any append reads the stream's version")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	counts := sqlcount.Counts{ByText: true}
 	e := countedEngine(t, env, defaultConfig(env), &counts)

@@ -12,6 +12,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/topic"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // testCaptureKeyRefusals: a key over 255 characters and invalid UTF-8 are
@@ -20,7 +21,7 @@ import (
 // and a 255-character key of multi-byte characters is stored exactly.
 func testCaptureKeyRefusals(t T, env *Env) {
 	db := env.OpenDB()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	e, err := engine.Open(ctx, db, env.Catalogue, defaultConfig(env))
 	if err != nil {
@@ -78,7 +79,7 @@ func keyOf(rs []topic.Record) string {
 // are different keys, stored and read as written.
 func testCaptureKeysExact(t T, env *Env) {
 	tp, adv, _ := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	keys := []string{"acc-1", "ACC-1", "acc-1 ", "Straße", "strasse"}
 	var ms []topic.Message
@@ -105,7 +106,7 @@ func testCaptureKeysExact(t T, env *Env) {
 // event store's FNV-1a, and a partition read returns that partition only.
 func testCapturePartitionKey(t T, env *Env) {
 	tp, adv, e := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	var ms []topic.Message
 	for i := range 24 {
@@ -150,7 +151,7 @@ func testCapturePartitionKey(t T, env *Env) {
 // rounded) to the engine's declared digits, whatever the caller's zone.
 func testCaptureOccurredAtUTC(t T, env *Env) {
 	tp, adv, e := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	zone := time.FixedZone("UTC+05:45", 5*3600+45*60)
 	at := time.Date(2026, 3, 29, 1, 30, 15, 123456789, zone)
@@ -187,7 +188,7 @@ func publishAged(ctx context.Context, t T, tp *topic.Topic, n int, age time.Dura
 
 func testCaptureRetentionByAge(t T, env *Env) {
 	tp, adv, _ := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	old := publishAged(ctx, t, tp, 6, 3*time.Hour)
 	young := publishAged(ctx, t, tp, 4, 0)
@@ -221,7 +222,7 @@ func firstPos(rs []topic.Record) int64 {
 
 func testCaptureRetentionBySize(t T, env *Env) {
 	tp, adv, _ := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	pos := publishAged(ctx, t, tp, 10, 0)
 	// An unpublished tail (above the mark) is never counted nor deleted.
@@ -285,7 +286,7 @@ func checkpointsAt(n int, at int64) []any {
 // subscribed consumer missing a partition's row, hold the whole topic.
 func testCaptureRetentionCheckpoints(t T, env *Env) {
 	tp, adv, e := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	pos := publishAged(ctx, t, tp, 10, 3*time.Hour)
 	advanceTopic(ctx, t, adv, tp, pos[9])
@@ -340,7 +341,7 @@ func testCaptureRetentionCheckpoints(t T, env *Env) {
 // has lost nothing.
 func testCaptureMissingHistory(t T, env *Env) {
 	tp, adv, _ := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	pos := publishAged(ctx, t, tp, 5, 0)
 	advanceTopic(ctx, t, adv, tp, pos[4])

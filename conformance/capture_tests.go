@@ -13,6 +13,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/core/topic"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // captureTests are the capture topic's behaviours (core/topic): publish,
@@ -39,7 +40,7 @@ func captureTests() []Test {
 func openCapture(t T, env *Env) (*topic.Topic, *hwm.Advancer, *engine.Engine) {
 	t.Helper()
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), time.Minute)
 	defer cancel()
 	tp, err := topic.New(ctx, e)
 	if err != nil {
@@ -52,7 +53,7 @@ func openCapture(t T, env *Env) (*topic.Topic, *hwm.Advancer, *engine.Engine) {
 // against hanging, not a timed assertion).
 func advanceTopic(ctx context.Context, t T, a *hwm.Advancer, tp *topic.Topic, want int64) int64 {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := testtime.Deadline(30 * time.Second)
 	for {
 		if _, err := a.Cycle(ctx); err != nil {
 			t.Fatalf("advancing the capture topic: %v", err)
@@ -93,7 +94,7 @@ func readAllTopic(ctx context.Context, t T, tp *topic.Topic, after int64) []topi
 
 func testCapturePublishOwn(t T, env *Env) {
 	tp, adv, e := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	meta := []byte(`{"trace":"t-1"}`)
 	m1 := msg("acc-1", `{"n":1}`)
@@ -143,7 +144,7 @@ func (m eventStoreMark) get(ctx context.Context) (int64, error) {
 
 func testCapturePublishCallerTx(t T, env *Env) {
 	tp, adv, e := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	first, err := tp.Publish(ctx, msg("k", `{"n":0}`))
 	if err != nil {
@@ -196,7 +197,7 @@ func testCapturePublishCallerTx(t T, env *Env) {
 // message once, in position order, no rolled-back one.
 func testCaptureConcurrent(t T, env *Env) {
 	tp, adv, e := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 3*time.Minute)
 	defer cancel()
 	advCtx, stopAdv := context.WithCancel(ctx)
 	advDone := make(chan struct{})

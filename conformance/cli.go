@@ -80,7 +80,7 @@ func RunCLI(ctx context.Context, target Target, out io.Writer) (*Matrix, error) 
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			env := newEnv(c, target, loaded.Catalogue)
+			env := newEnv(c, target, loaded.Catalogue, nil)
 			test.Run(c, env)
 		}()
 		<-done

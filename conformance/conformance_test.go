@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tidemarkdb/tidemark/conformance"
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // target is one row of the matrix: a plugin, an engine and a driver. Its
@@ -115,20 +117,66 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("database for %s: %v", tg.name, err)
 			}
 			t.Logf("%s: %s %s", tg.name, db.Source, db.Note)
-			m := conformance.Run(t, conformance.Target{
-				Name:   tg.name,
-				Load:   dialect.LoadOptions{Name: tg.plugin, PluginDirs: []string{pluginDir}},
-				Driver: tg.driver,
-				Fresh: func(ctx context.Context) (string, func(), error) {
-					d, err := provider.Open(ctx, tg.engine, tg.driver)
-					if err != nil {
-						return "", nil, err
-					}
-					return d.DSN, nil, nil
-				},
-			})
+			m := conformance.Run(t, targetOf(tg, db))
 			matrix.Merge(m)
 			writeMatrix() // after every target: a run cut short still shows where it got
 		})
 	}
+}
+
+// targetOf is tg as a conformance target: fresh databases from the
+// provider; with TIDEMARK_CONFORMANCE_CLONE=1, copies of a prepared one
+// where the engine's server can copy (PostgreSQL: CREATE DATABASE …
+// TEMPLATE) and every test's database dropped at its end. The copies are
+// off by default: measured side by side on a loaded machine, the PostgreSQL
+// (pgx) target took longer with them (docs/conformance.md).
+func targetOf(tg target, probe *harness.Database) conformance.Target {
+	copies := os.Getenv("TIDEMARK_CONFORMANCE_CLONE") == "1"
+	var mu sync.Mutex
+	made := map[string]*harness.Database{}
+	keep := func(d *harness.Database) (string, func(), error) {
+		mu.Lock()
+		made[d.DSN] = d
+		mu.Unlock()
+		return d.DSN, func() {
+			ctx, cancel := testtime.Context(context.Background(), time.Minute)
+			defer cancel()
+			_ = provider.Drop(ctx, d) // Close drops what is left
+		}, nil
+	}
+	ct := conformance.Target{
+		Name:   tg.name,
+		Load:   dialect.LoadOptions{Name: tg.plugin, PluginDirs: []string{pluginDir}},
+		Driver: tg.driver,
+		Fresh: func(ctx context.Context) (string, func(), error) {
+			d, err := provider.Open(ctx, tg.engine, tg.driver)
+			if err != nil {
+				return "", nil, err
+			}
+			if !copies {
+				return d.DSN, nil, nil
+			}
+			return keep(d)
+		},
+	}
+	if !copies {
+		return ct
+	}
+	if !provider.CanClone(probe.Engine) {
+		return ct
+	}
+	ct.Clone = func(ctx context.Context, dsn string) (string, func(), error) {
+		mu.Lock()
+		from := made[dsn]
+		mu.Unlock()
+		if from == nil {
+			return "", nil, fmt.Errorf("clone: %s was not made here", dsn)
+		}
+		d, err := provider.Clone(ctx, from)
+		if err != nil {
+			return "", nil, err
+		}
+		return keep(d)
+	}
+	return ct
 }

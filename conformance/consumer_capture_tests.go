@@ -14,6 +14,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/core/topic"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // consumerCaptureTests are the capture topic as a consumer source
@@ -82,7 +83,7 @@ func publishAndAdvance(ctx context.Context, t T, tp *topic.Topic, adv *hwm.Advan
 // ones) in position order.
 func testCaptureConsumerKeyOrder(t T, env *Env) {
 	tp, adv, e := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	keys := []string{"acc-1", "acc-2", "acc-3", "acc-4", ""}
 	var msgs []topic.Message
@@ -132,7 +133,7 @@ func testCaptureConsumerKeyOrder(t T, env *Env) {
 func testCaptureConsumerTwoSources(t T, env *Env) {
 	tp, adv, e := openCapture(t, env)
 	s := eventstore.New(e, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	evPos := appendSpread(t, s, e, []string{"two-1", "two-2"}, 3)
 	var msgs []topic.Message
@@ -191,7 +192,7 @@ func testCaptureConsumerTwoSources(t T, env *Env) {
 // topic_start nothing is lost.
 func testCaptureConsumerMissingHistory(t T, env *Env) {
 	tp, adv, _ := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	var msgs []topic.Message
 	for i := range 6 {
@@ -236,7 +237,7 @@ func testCaptureConsumerMissingHistory(t T, env *Env) {
 // too), and occurred_at in UTC.
 func testCaptureCopyRestore(t T, env *Env) {
 	tp, adv, _ := openCapture(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	zone := time.FixedZone("UTC-03:30", -(3*3600 + 30*60))
 	at := time.Date(2026, 10, 25, 2, 30, 1, 987654321, zone)

@@ -15,6 +15,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/lease"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // The consumer runner with partition leases (Options.Leases), with
@@ -132,7 +133,7 @@ func testConsumerLeasesSpreadKill(t T, env *Env) {
 		keys = append(keys, fmt.Sprintf("l-%d", i))
 	}
 	positions := appendSpread(t, s, e, keys, 320)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 4*time.Minute)
 	defer cancel()
 	const parts = 16
 	var ws []*liveWorker
@@ -196,7 +197,7 @@ func testConsumerLeasesPausedApply(t T, env *Env) {
 		keys = append(keys, fmt.Sprintf("p-%d", i))
 	}
 	positions := appendSpread(t, s, e, keys, 24)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 4*time.Minute)
 	defer cancel()
 	// The second instance opens its engine first (schema DDL waits for open
 	// transactions on some engines); it joins the consumer on "go".

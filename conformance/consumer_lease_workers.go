@@ -18,6 +18,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/lease"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // leaseAppliedTable records every apply of the leased consumer, written by
@@ -178,7 +179,7 @@ func leasedHandler(db *sql.DB, e *engine.Engine, instance string, args leasedArg
 			fmt.Printf("in-apply %d %d\n", m.Position, m.Generation)
 			select {
 			case <-release:
-			case <-time.After(3 * time.Minute): // hang guard only
+			case <-testtime.After(3 * time.Minute): // hang guard only
 			}
 		}
 		return nil
@@ -190,7 +191,7 @@ func leasedHandler(db *sql.DB, e *engine.Engine, instance string, args leasedArg
 // transaction open.
 func killLeasedMidApply(ctx context.Context, db *sql.DB, e *engine.Engine, instance string, othersFirst int) {
 	if !e.Cat.Locks.SerializesWriters {
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := testtime.Deadline(20 * time.Second)
 		for time.Now().Before(deadline) {
 			var n int
 			err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+leaseAppliedTable+` WHERE instance_id <> '`+instance+`'`).Scan(&n)

@@ -10,6 +10,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // waitFor checks cond until it holds (a bound against hanging, not a timed
@@ -23,16 +24,10 @@ func waitFor(t T, what string, cond func() bool) {
 // says (the state the failure left, for the cause).
 func waitForOr(t T, what string, cond func() bool, state func() string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			detail := ""
-			if state != nil {
-				detail = "; " + state()
-			}
-			t.Fatalf("waiting for %s: gave up after 60s%s", what, detail)
-		}
-		time.Sleep(5 * time.Millisecond)
+	err := testtime.Poll(context.Background(), what, 60*time.Second, 5*time.Millisecond,
+		func() (bool, error) { return cond(), nil }, state)
+	if err != nil {
+		t.Fatalf("%v", err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // appliedTable is the read model of the runner tests: one row per apply,
@@ -101,7 +102,7 @@ func testConsumerRestart(t T, env *Env) {
 				// this one ended.
 				select {
 				case <-laterRan:
-				case <-time.After(30 * time.Second):
+				case <-testtime.After(30 * time.Second):
 				}
 			}
 			if m.Position == failAt {
@@ -283,7 +284,7 @@ func testConsumerKeyOrder(t T, env *Env) {
 				// concurrently. The bound only guards against a hang.
 				select {
 				case <-otherApplied:
-				case <-time.After(30 * time.Second):
+				case <-testtime.After(30 * time.Second):
 					return errors.New("no other key was applied while one key was in flight")
 				}
 				released = true

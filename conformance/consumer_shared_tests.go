@@ -15,6 +15,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // sharedArgs are the arguments of the "consumer-shared" worker action:
@@ -84,19 +85,20 @@ func runSharedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 	if err != nil {
 		return nil, err
 	}
+	n := 0
 	for range 10000 {
 		if _, err := r.Poll(ctx); err != nil {
 			return nil, err
 		}
-		n, err := sharedCount(ctx, db)
-		if err != nil {
+		var err error
+		if n, err = sharedCount(ctx, db); err != nil {
 			return nil, err
 		}
 		if n >= args.Want {
 			return n, nil
 		}
 	}
-	return nil, errors.New("shared consumer did not catch up in 10000 polls")
+	return nil, fmt.Errorf("shared consumer did not catch up in 10000 polls: %d of %d applied", n, args.Want)
 }
 
 // killMidApply lets the other instances go, waits until they have
@@ -104,7 +106,7 @@ func runSharedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 func killMidApply(ctx context.Context, db *sql.DB, e *engine.Engine, args sharedArgs) {
 	_ = os.WriteFile(args.Marker, nil, 0o600)
 	if !e.Cat.Locks.SerializesWriters {
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := testtime.Deadline(20 * time.Second)
 		for time.Now().Before(deadline) {
 			if n, err := sharedCount(ctx, db); err == nil && n >= args.OthersFirst {
 				break
@@ -135,7 +137,7 @@ func awaitFile(path string, bound time.Duration) {
 // awaitUntil polls cond every 10 ms until it holds or bound passes (a hang
 // guard: the callers go on either way).
 func awaitUntil(bound time.Duration, cond func() bool) {
-	for deadline := time.Now().Add(bound); time.Now().Before(deadline) && !cond(); {
+	for deadline := testtime.Deadline(bound); time.Now().Before(deadline) && !cond(); {
 		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -63,11 +63,11 @@ func runTortureConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, er
 	if err != nil {
 		return nil, err
 	}
+	n := 0
 	for range 10000 {
 		if _, err := r.Poll(ctx); err != nil {
 			return nil, err
 		}
-		var n int
 		if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT COUNT(DISTINCT pos) FROM %s WHERE consumer_name = '%s'`, tortureTable, args.Name)).Scan(&n); err != nil {
 			return nil, err
 		}
@@ -75,7 +75,7 @@ func runTortureConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, er
 			return n, nil
 		}
 	}
-	return nil, errors.New("consumer did not catch up in 10000 polls")
+	return nil, fmt.Errorf("consumer did not catch up in 10000 polls: %d of %d applied", n, args.Want)
 }
 
 // testConsumerTorture runs three consumers as separate OS processes over

@@ -15,6 +15,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/core/topic"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 	"github.com/tidemarkdb/tidemark/plugins/postgres/pgwake"
 )
 
@@ -54,7 +55,7 @@ func runWakePublisher(ctx context.Context, db *sql.DB, job WorkerJob) (any, erro
 		return nil, err
 	}
 	adv := tp.Advancer(hwm.Options{})
-	deadline := time.Now().Add(30 * time.Second) // a hang guard
+	deadline := testtime.Deadline(30 * time.Second) // a hang guard
 	for {
 		if _, err := adv.Cycle(ctx); err != nil {
 			return nil, err
@@ -102,7 +103,7 @@ func testConsumerWokenAcrossProcesses(t T, env *Env) {
 	}
 	tp, _, e := openCapture(t, env)
 	s := eventstore.New(e, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	listenErr := make(chan error, 1)
 	onErr := pgwake.OnError(func(err error) {

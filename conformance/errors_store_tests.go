@@ -9,6 +9,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // testErrStoreClassified checks that the event store's own paths (the
@@ -20,7 +21,7 @@ import (
 // table is back, the same store works again.
 func testErrStoreClassified(t T, env *Env) {
 	store, e := openStore(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
+	ctx, cancel := testtime.Context(context.Background(), errGuard)
 	defer cancel()
 	if !hasRule(env.Catalogue, dialect.ErrUndefinedTable) {
 		skipf(t, "dialect %s declares no undefined_table rule", env.Catalogue.Identity.Name)

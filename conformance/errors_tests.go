@@ -15,6 +15,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // The errors group provokes real errors on the engine, through the plugin's
@@ -103,7 +104,7 @@ func newID(t T) string {
 
 func testErrUnique(t T, env *Env) {
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
+	ctx, cancel := testtime.Context(context.Background(), errGuard)
 	defer cancel()
 	if _, err := e.Exec(ctx, e.DB, dialect.SnapshotInsert, nil, snapshotArgs(newID(t), "acc-unique", 3, `{}`)); err != nil {
 		t.Fatalf("first snapshot: %v", err)
@@ -119,7 +120,7 @@ func testErrUnique(t T, env *Env) {
 
 func testErrNotNull(t T, env *Env) {
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
+	ctx, cancel := testtime.Context(context.Background(), errGuard)
 	defer cancel()
 	_, err := e.Exec(ctx, e.DB, dialect.SnapshotInsert, nil, snapshotArgs(newID(t), "acc-null", 1, nil))
 	expectClass(t, err, sqlerr.ErrNotNullViolation, "snapshot with a NULL payload")
@@ -131,7 +132,7 @@ const fkInsert = `INSERT INTO ${consumer_checkpoints_table} (consumer_id, source
 
 func testErrForeignKey(t T, env *Env) {
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
+	ctx, cancel := testtime.Context(context.Background(), errGuard)
 	defer cancel()
 	_, err := e.ExecText(ctx, e.DB, fkInsert, nil, map[string]any{"consumer_id": newID(t), "source_name": "s", "partition_no": 0})
 	expectClass(t, err, sqlerr.ErrForeignKeyViolation, "checkpoint of a missing consumer")
@@ -167,7 +168,7 @@ func testErrDeadlock(t T, env *Env) {
 		skipf(t, "%s serialises writers with one database lock taken at BEGIN (Locks.SerializesWriters): two transactions never each hold a lock the other waits for; a busy lock is errors/lock_timeout", env.Catalogue.Identity.Name)
 	}
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
+	ctx, cancel := testtime.Context(context.Background(), errGuard)
 	defer cancel()
 	seedTopics(ctx, t, e, "errors-a", "errors-b")
 	var txs [2]*sql.Tx
@@ -238,7 +239,7 @@ var sessionLockTimeouts = []string{
 
 func testErrLockTimeout(t T, env *Env) {
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
+	ctx, cancel := testtime.Context(context.Background(), errGuard)
 	defer cancel()
 	seedTopics(ctx, t, e, "errors-lock")
 	conn, err := e.DB.Conn(ctx)
@@ -278,7 +279,7 @@ var notSupported = regexp.MustCompile(`(?i)not supported|unsupported`)
 
 func testErrReadOnly(t T, env *Env) {
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
+	ctx, cancel := testtime.Context(context.Background(), errGuard)
 	defer cancel()
 	tx, err := e.DB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil && notSupported.MatchString(err.Error()) {

@@ -10,6 +10,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/internal/sqlcount"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 func followStreamTests() []Test {
@@ -44,7 +45,7 @@ func oneEventTable(env *Env) engine.Config {
 // event comes once in global order, and the handler's error ends Follow
 // unchanged.
 func followStream(t T, env *Env, buffered bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := oneEventTable(env)
 	counts := sqlcount.Counts{CountRows: true}

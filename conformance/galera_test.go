@@ -25,6 +25,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/core/schema"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // The Galera test's worker actions: appenders and advancers, each an OS
@@ -169,7 +170,7 @@ func galeraAdvance(ctx context.Context, db *sql.DB, job conformance.WorkerJob) (
 		return nil, err
 	}
 	defer e.Close()
-	guard := time.Now().Add(90 * time.Second) // a hang guard, not an assertion
+	guard := testtime.Deadline(90 * time.Second) // a hang guard, not an assertion
 	read := func() (engine.MarkRow, error) { return e.ReadMarkRow(ctx, db, engine.EventStoreTopic) }
 	for args.WaitOwner != "" {
 		r, err := read()
@@ -227,7 +228,7 @@ func TestGalera(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the Galera cluster takes about a minute to start")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 4*time.Minute)
 	defer cancel()
 	c, err := harness.StartGalera(ctx, 3)
 	var sk *harness.Skipped

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // panicNudger holds its first nudge like gate, and panics on its second:
@@ -68,7 +69,7 @@ func testGroupCommitPanicAnswersCallers(t T, env *Env) {
 	for i := range callers {
 		select {
 		case <-done[i]:
-		case <-time.After(guard):
+		case <-testtime.After(guard):
 			t.Fatalf("caller %d of the panicking batch got no answer in %s", i, guard)
 		}
 	}
@@ -92,7 +93,7 @@ func testGroupCommitPanicAnswersCallers(t T, env *Env) {
 		if err != nil {
 			t.Fatalf("an append after the panic: %v", err)
 		}
-	case <-time.After(guard):
+	case <-testtime.After(guard):
 		t.Fatalf("an append after the panic got no answer in %s: the lead was not passed on", guard)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/core/schema"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // testAggregates are declared by every engine the suite opens: one on the
@@ -47,7 +48,10 @@ func defaultConfig(env *Env) engine.Config {
 
 func openEngine(t T, env *Env, cfg engine.Config) *engine.Engine {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	if !onPrepared(env, cfg) {
+		t.Fatalf("this test opens a configuration other than the prepared schema's on a copy of it: add its area to freshAreas")
+	}
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	e, err := engine.Open(ctx, env.DB, env.Catalogue, cfg)
 	if err != nil {
@@ -83,7 +87,8 @@ func advancerOf(e *engine.Engine) *hwm.Advancer {
 // advanceUntil cycles an advancer until the mark reaches want or the bound
 // runs out (a guard against hanging, not a timed assertion).
 func advanceUntil(ctx context.Context, a *hwm.Advancer, s *eventstore.Store, want int64) (int64, error) {
-	deadline := time.Now().Add(30 * time.Second)
+	const bound = 30 * time.Second
+	deadline := testtime.Deadline(bound)
 	for {
 		if _, err := a.Cycle(ctx); err != nil {
 			return 0, err
@@ -96,7 +101,7 @@ func advanceUntil(ctx context.Context, a *hwm.Advancer, s *eventstore.Store, wan
 			return m, nil
 		}
 		if time.Now().After(deadline) {
-			return m, fmt.Errorf("mark stuck at %d, want %d", m, want)
+			return m, fmt.Errorf("mark stuck at %d, want %d: gave up after %s (the advancer: mark %d, oldest holder %+v)", m, want, testtime.Describe(bound), a.Mark(), oldestHolder(a))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -124,4 +129,12 @@ func contains(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// oldestHolder is the advancer's oldest horizon holder, for reports.
+func oldestHolder(a *hwm.Advancer) any {
+	if h, ok := a.OldestHolder(); ok {
+		return h
+	}
+	return "none"
 }

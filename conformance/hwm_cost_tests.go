@@ -8,6 +8,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/internal/sqlcount"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // testHWMCycleCost counts, through a counting driver wrapper, what the
@@ -23,7 +24,7 @@ import (
 // On a counter row, a cycle after an append whose store nudges the advancer
 // with its committed end (hwm.Advancer.NudgeCommitted) is one statement.
 func testHWMCycleCost(t T, env *Env) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	var counts sqlcount.Counts
 	e := countedEngine(t, env, defaultConfig(env), &counts)

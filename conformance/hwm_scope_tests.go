@@ -11,6 +11,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // failureRecorder is a metrics hook that keeps every Failed report.
@@ -81,7 +82,7 @@ func (r *stopRig) run(owner string) (*hwm.Advancer, func() error) {
 // returns nil.
 func testStopIsNotFailure(t T, env *Env) {
 	s, e := openStore(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	rec := &failureRecorder{}
 	rig := &stopRig{t: t, env: env, ctx: ctx, rec: rec}
@@ -98,7 +99,7 @@ func testStopIsNotFailure(t T, env *Env) {
 	// Idle: the advancer published everything and waits for work.
 	a, stop := run("stop-idle")
 	p1 := appendOne()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := testtime.Deadline(30 * time.Second)
 	for a.Mark() < p1 && time.Now().Before(deadline) {
 		a.Nudge()
 		time.Sleep(5 * time.Millisecond)
@@ -233,7 +234,7 @@ func testOtherDatabaseDoesNotHold(t T, env *Env) {
 	}
 	s, e := openStore(t, env)
 	other := otherDatabase(t, env, e)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	otx, err := other.BeginTx(ctx, nil)
 	if err != nil {
@@ -274,7 +275,7 @@ func testOtherDatabaseDoesNotHold(t T, env *Env) {
 func testSameDatabaseHolds(t T, env *Env) {
 	skipUnlessHorizon(t, env)
 	s, e := openStore(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 3*time.Minute)
 	defer cancel()
 	rec := &holderRecorder{}
 	a := hwm.New(e, hwm.Options{Owner: "same-database", Metrics: rec})

@@ -12,6 +12,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 func hwmTests() []Test {
@@ -61,7 +62,7 @@ func interleavedOn(t T, env *Env, viaAppend bool, cfg engine.Config) {
 func interleavedWith(t T, env *Env, viaAppend bool, cfg engine.Config, writers int, opts ...eventstore.Option) *eventstore.Store {
 	e := openEngine(t, env, cfg)
 	s := eventstore.New(e, nil, opts...)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 3*time.Minute)
 	defer cancel()
 	adv := hwm.New(e, hwm.Options{PollInterval: 10 * time.Millisecond})
 	advCtx, stopAdv := context.WithCancel(ctx)
@@ -230,7 +231,7 @@ func interleavedWith(t T, env *Env, viaAppend bool, cfg engine.Config, writers i
 
 func testLongTransactionHoldsMark(t T, env *Env) {
 	s, e := openStore(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	a := advancerOf(e)
 	first := appendAndPublish(t, s, e, eventstore.Stream{AggregateType: "bank.Account", AggregateID: "before", Events: []eventstore.Event{ev("test.E", `{}`)}})

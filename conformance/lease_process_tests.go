@@ -16,6 +16,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/lease"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // leaseArgs are the arguments of the "lease-member" worker action: one
@@ -172,7 +173,7 @@ func spreadOver(st []lease.PartitionLease, partitions int, owners []string) bool
 // stop release everything and delete their rows.
 func testLeaseTakeoverAfterKill(t T, env *Env) {
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 3*time.Minute)
 	defer cancel()
 	const parts = 8
 	var ws []*liveWorker
@@ -233,7 +234,7 @@ func waitRows(ctx context.Context, t T, e *engine.Engine, what string, cond func
 func testLeasePausedOwnerFenced(t T, env *Env) {
 	e := openEngine(t, env, defaultConfig(env))
 	createLeaseWrites(t, env.DB)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 3*time.Minute)
 	defer cancel()
 	paused := startLive(ctx, t, leaseJob(env, leaseArgs{Consumer: "paused", Partitions: 2, Mode: "fence"}))
 	pausedID := strings.TrimPrefix(paused.expect(ctx, t, "joined "), "joined ")
@@ -317,7 +318,7 @@ func writable(ctx context.Context, env *Env) bool {
 // application clock would lapse at once or never.
 func testLeaseClockSkew(t T, env *Env) {
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 3*time.Minute)
 	defer cancel()
 	const parts = 8
 	var ws []*liveWorker

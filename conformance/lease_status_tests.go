@@ -9,6 +9,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/lease"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // leaseStatusSetup is the lease state testLeaseOperatorStatus builds: A
@@ -27,7 +28,7 @@ type leaseStatusSetup struct {
 // not leased. After A's next rebalance B is gone and A holds everything.
 func testLeaseOperatorStatus(t T, env *Env) {
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute) // a hang guard
 	defer cancel()
 	reg := consumer.NewRegistry(e, nil)
 	op := reg.Operator()

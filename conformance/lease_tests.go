@@ -13,6 +13,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/lease"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // The lease group proves the partition-lease statements and package
@@ -185,7 +186,7 @@ func testLeaseClaimFenceStop(t T, env *Env) {
 func testLeaseFenceHoldsTakeover(t T, env *Env) {
 	e := openEngine(t, env, defaultConfig(env))
 	createLeaseWrites(t, env.DB)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	co, err := lease.New(e, lease.Options{Logger: quietLogger(), HeartbeatInterval: 100 * time.Millisecond, LeaseDuration: time.Second})
 	if err != nil {

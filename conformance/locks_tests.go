@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // The locks and clock groups prove, on the real engine, what a catalogue's
@@ -89,7 +90,7 @@ func testForUpdateBlocks(t T, env *Env) {
 		skipf(t, "%s declares no Locks.ForUpdate (serialises writers: %v): it has no SELECT suffix that holds a row lock", env.Catalogue.Identity.Name, lf.SerializesWriters)
 	}
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
+	ctx, cancel := testtime.Context(context.Background(), errGuard)
 	defer cancel()
 	seedTopics(ctx, t, e, "locks-a")
 	conn, setting := waiterConn(ctx, t, env, e)
@@ -143,7 +144,7 @@ func testSkipLockedSkips(t T, env *Env) {
 		skipf(t, "%s declares no SKIP LOCKED (Locks.SkipLocked %v, ForUpdate %q)", env.Catalogue.Identity.Name, lf.SkipLocked, lf.ForUpdate)
 	}
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
+	ctx, cancel := testtime.Context(context.Background(), errGuard)
 	defer cancel()
 	seedTopics(ctx, t, e, "locks-a", "locks-b")
 	conn, setting := waiterConn(ctx, t, env, e)
@@ -205,7 +206,7 @@ func testNowUTC(t T, env *Env) {
 		t.Fatalf("%s declares no Locks.Now", env.Catalogue.Identity.Name)
 	}
 	e := openEngine(t, env, defaultConfig(env))
-	ctx, cancel := context.WithTimeout(context.Background(), errGuard)
+	ctx, cancel := testtime.Context(context.Background(), errGuard)
 	defer cancel()
 	seedTopics(ctx, t, e, "clock")
 	conn, err := e.DB.Conn(ctx)

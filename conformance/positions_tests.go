@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 func positionTests() []Test {
@@ -49,7 +50,7 @@ func testXIDBeforeNextval(t T, env *Env) {
 			{AggregateType: "bank.Account", AggregateID: "xid-3", Events: []eventstore.Event{ev("t.E", `{}`)}},
 		}},
 	} {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := testtime.Context(context.Background(), time.Minute)
 		xid := blockedAppendXID(t, ctx, env, s, seq, ph, c.streams)
 		cancel()
 		id := c.streams[0].AggregateID

@@ -11,6 +11,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/schema"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 func queryTableTests() []Test {
@@ -28,7 +29,7 @@ func queryTableTests() []Test {
 // tryOpen opens an engine and returns the error instead of failing.
 func tryOpen(t T, env *Env, cfg engine.Config) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	e, err := engine.Open(ctx, env.DB, env.Catalogue, cfg)
 	if err == nil {
@@ -238,5 +239,5 @@ func newEnvLike(t T, env *Env) *Env {
 	if env.Target.Fresh == nil {
 		return nil
 	}
-	return newEnv(t, env.Target, env.Catalogue)
+	return newEnv(t, env.Target, env.Catalogue, nil)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/schema"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
 	"github.com/tidemarkdb/tidemark/core/topic"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 func readOnlyTests() []Test {
@@ -36,7 +37,7 @@ func readOnlyConfig(env *Env) engine.Config {
 func seededStore(t T, env *Env, n int) (*eventstore.Store, *engine.Engine) {
 	t.Helper()
 	s, e := openStore(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), time.Minute)
 	defer cancel()
 	var last int64
 	for i := 0; i < n; i++ {
@@ -56,7 +57,7 @@ func seededStore(t T, env *Env, n int) (*eventstore.Store, *engine.Engine) {
 // openReadOnly opens a read-only engine on a second pool of env's database.
 func openReadOnly(t T, env *Env, cfg engine.Config) (*engine.Engine, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), time.Minute)
 	defer cancel()
 	e, err := engine.Open(ctx, env.OpenDB(), env.Catalogue, cfg)
 	if err == nil {
@@ -78,7 +79,7 @@ func testReadOnlyReads(t T, env *Env) {
 		t.Fatal("engine opened with ReadOnly reports ReadOnly() false")
 	}
 	rs := eventstore.New(re, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	all, err := rs.ReadAll(ctx, 0, 100)
 	if err != nil || len(all) != 3 {
@@ -131,7 +132,7 @@ func testReadOnlyReads(t T, env *Env) {
 // written.
 func testReadOnlyWritesRefused(t T, env *Env) {
 	ws, we := seededStore(t, env, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), time.Minute)
 	defer cancel()
 	hasTopic := env.Catalogue.Statements[dialect.TopicBounds] != ""
 	if hasTopic {
@@ -223,7 +224,7 @@ func expectNoTables(t T, env *Env, what string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), time.Minute)
 	defer cancel()
 	for _, o := range schema.Objects(&env.Catalogue, names) {
 		if o.Kind != dialect.ObjectTable {

@@ -19,6 +19,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // Replica test sizes: 2 writer processes × 1500 single-event appends run
@@ -139,7 +140,7 @@ func testReplicaReads(t *testing.T, drv string) {
 	if err := buildErr["postgres"]; err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 5*time.Minute)
 	defer cancel()
 	rs, err := provider.PostgresReplicas(ctx)
 	var sk *harness.Skipped
@@ -215,7 +216,7 @@ func testReplicaReads(t *testing.T, drv string) {
 	}
 	// Hang guard only: both readers reach the last position (the delayed
 	// replica 2 s late, the mark a poll later).
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := testtime.Deadline(2 * time.Minute)
 	for (follow.last() < last || readAll.last() < last || consumed.count() < len(want)) && time.Now().Before(deadline) &&
 		follow.err() == nil && readAll.err() == nil && consumed.err() == nil {
 		time.Sleep(50 * time.Millisecond)

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
 )
 
 // T is the part of *testing.T the suite uses, so the CLI can run it too.
@@ -60,6 +61,11 @@ type Target struct {
 	Fresh func(ctx context.Context) (dsn string, cleanup func(), err error)
 	// Only, when set, runs just the tests whose names have one of these prefixes.
 	Only []string
+	// Clone, when set, copies a database Fresh or Clone made (by its DSN):
+	// schema and rows exactly as they are. Run then lays out the suite's
+	// default schema once per target and gives each test that opens only
+	// that schema a copy, instead of running the DDL per test.
+	Clone func(ctx context.Context, dsn string) (string, func(), error)
 }
 
 // Env is what a test gets: the loaded catalogue and a fresh database.
@@ -74,6 +80,9 @@ type Env struct {
 	DSN      string
 	// OpenDB opens another *sql.DB on the same database.
 	OpenDB func() *sql.DB
+	// prepared is the configuration the database was laid out with when it
+	// is a copy of the target's prepared schema (nil: a fresh database).
+	prepared *engine.Config
 }
 
 // Test is one conformance test.
@@ -268,6 +277,7 @@ func Run(t *testing.T, target Target) *Matrix {
 	}
 	features := FeaturesOf(loaded.Catalogue)
 	t.Logf("%s: %s", name, features)
+	prepared := prepareTemplate(t, target, loaded.Catalogue)
 	for _, test := range Tests() {
 		if !selected(target.Only, test.Name) {
 			continue
@@ -288,7 +298,7 @@ func Run(t *testing.T, target Target) *Matrix {
 				}
 				m.Add(r)
 			}()
-			env := newEnv(gt, target, loaded.Catalogue)
+			env := newEnv(gt, target, loaded.Catalogue, prepared.forTest(test.Name))
 			test.Run(gt, env)
 		})
 	}
@@ -327,10 +337,16 @@ func skipf(t T, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
-func newEnv(t T, target Target, cat dialect.Catalogue) *Env {
+// newEnv gives a test a database: a copy of the prepared one when there is
+// one for it, else a fresh one.
+func newEnv(t T, target Target, cat dialect.Catalogue, prepared *preparedSchema) *Env {
 	t.Helper()
 	ctx := context.Background()
-	dsn, cleanup, err := target.Fresh(ctx)
+	fresh := target.Fresh
+	if prepared != nil {
+		fresh = func(ctx context.Context) (string, func(), error) { return target.Clone(ctx, prepared.dsn) }
+	}
+	dsn, cleanup, err := fresh(ctx)
 	if err != nil {
 		t.Fatalf("fresh database: %v", err)
 	}
@@ -350,5 +366,9 @@ func newEnv(t T, target Target, cat dialect.Catalogue) *Env {
 		t.Cleanup(func() { db.Close() })
 		return db
 	}
-	return &Env{Target: target, Catalogue: cat, Features: FeaturesOf(cat), Driver: driver, DB: open(), DSN: dsn, OpenDB: open}
+	env := &Env{Target: target, Catalogue: cat, Features: FeaturesOf(cat), Driver: driver, DB: open(), DSN: dsn, OpenDB: open}
+	if prepared != nil {
+		env.prepared = prepared.cfg
+	}
+	return env
 }

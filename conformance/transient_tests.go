@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // transientTests provoke real transient errors on the engine and check that
@@ -36,7 +37,7 @@ func testRetryTxDeadlock(t T, env *Env) {
 		skipf(t, "the engine runs one writing transaction at a time: two writers cannot deadlock")
 	}
 	store, e := openStore(t, env)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	for _, q := range []string{
 		`CREATE TABLE ` + deadlockTable + ` (k INTEGER NOT NULL PRIMARY KEY, v INTEGER NOT NULL)`,
@@ -121,7 +122,7 @@ func deadlockSide(ctx context.Context, tx *sql.Tx, store *eventstore.Store, me i
 		close(locked[me])
 		select {
 		case <-locked[1-me]:
-		case <-time.After(20 * time.Second):
+		case <-testtime.After(20 * time.Second):
 		case <-ctx.Done():
 		}
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // WorkerEnv is the environment variable that turns a process started by
@@ -126,7 +127,7 @@ func runWorker(raw string, barrier *bufio.Reader) WorkerResult {
 	if fn == nil {
 		return errorResult(fmt.Errorf("unknown worker action %q", job.Action))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 5*time.Minute)
 	defer cancel()
 	db, err := sql.Open(job.Driver, job.DSN)
 	if err != nil {
@@ -232,7 +233,7 @@ func (l *lockedBuffer) String() string {
 func RunWorkers(ctx context.Context, jobs []WorkerJob) ([]WorkerResult, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, WorkerHangBound)
+		ctx, cancel = testtime.Context(ctx, WorkerHangBound)
 		defer cancel()
 	}
 	ws := make([]*worker, 0, len(jobs))

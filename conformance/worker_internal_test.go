@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/schema"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 func TestErrorKind(t *testing.T) {
@@ -59,7 +60,7 @@ func hangForeverInWorker() { select {} }
 // saw: 24 minutes in RunWorkers, then go test's own timeout).
 func TestRunWorkersEndsAHangWithTheWorkersGoroutines(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "hang.db")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := testtime.Context(context.Background(), 3*time.Second)
 	defer cancel()
 	hang := WorkerJob{Action: "test-hang", Driver: "sqlite", DSN: dsn}
 	_, err := RunWorkers(ctx, []WorkerJob{hang, hang})

@@ -13,6 +13,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/ory/dockertest/v3"
 	dc "github.com/ory/dockertest/v3/docker"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // dockerPingTimeout bounds the check whether a Docker daemon answers, so a
@@ -54,21 +56,21 @@ func probeDocker() (*dockerEnv, error) {
 	if err != nil {
 		return nil, unavailable(err.Error())
 	}
-	pool.Client.SetTimeout(dockerPingTimeout)
-	ctx, cancel := context.WithTimeout(context.Background(), dockerPingTimeout)
+	pool.Client.SetTimeout(testtime.D(dockerPingTimeout))
+	ctx, cancel := testtime.Context(context.Background(), dockerPingTimeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- pool.Client.PingWithContext(ctx) }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		err = fmt.Errorf("no answer to ping within %v", dockerPingTimeout)
+		err = fmt.Errorf("no answer to ping within %v", testtime.Describe(dockerPingTimeout))
 	}
 	if err != nil {
 		return nil, unavailable(err.Error())
 	}
 	pool.Client.SetTimeout(0) // pulls and starts may take long
-	pool.MaxWait = dockerReadyTimeout
+	pool.MaxWait = testtime.D(dockerReadyTimeout)
 	return &dockerEnv{pool: pool}, nil
 }
 
@@ -130,11 +132,11 @@ func (p *Provider) dockerServer(ctx context.Context, engine string) (server, err
 		srv, driverName, readyDSN = &mssqlServer{adminDSN: dsn, source: source, cleanup: purge, owned: true}, "sqlserver", dsn
 	}
 
-	rctx, cancel := context.WithTimeout(ctx, dockerReadyTimeout)
+	rctx, cancel := testtime.Context(ctx, dockerReadyTimeout)
 	defer cancel()
 	var last error
 	for {
-		pctx, pcancel := context.WithTimeout(rctx, 5*time.Second)
+		pctx, pcancel := testtime.Context(rctx, 5*time.Second)
 		last = pingWith(pctx, driverName, readyDSN)
 		pcancel()
 		if last == nil {
@@ -143,7 +145,7 @@ func (p *Provider) dockerServer(ctx context.Context, engine string) (server, err
 		select {
 		case <-rctx.Done():
 			purge()
-			return nil, fmt.Errorf("%s not ready after %v: %w", source, dockerReadyTimeout, errors.Join(rctx.Err(), last))
+			return nil, fmt.Errorf("%s not ready after %v: %w", source, testtime.Describe(dockerReadyTimeout), errors.Join(rctx.Err(), last))
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // newEnvServer wraps a server named by an environment variable. It checks
@@ -17,7 +19,7 @@ import (
 // not a skip.
 func newEnvServer(ctx context.Context, engine, envName, dsn string) (server, error) {
 	source := "env " + envName
-	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	pctx, cancel := testtime.Context(ctx, 15*time.Second)
 	defer cancel()
 	switch engine {
 	case EnginePostgres:

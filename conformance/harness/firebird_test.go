@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // fbUserTables counts the user tables of a Firebird database.
@@ -126,7 +128,7 @@ func TestFirebirdDiesWithProcess(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := testtime.Deadline(10 * time.Second)
 	for accepting(addr) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s still accepting 10 s after the test process died", addr)
@@ -142,7 +144,7 @@ func TestFirebirdDiesWithProcess(t *testing.T) {
 
 func fbChildMain() {
 	p := NewProvider()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	db, err := p.Open(ctx, EngineFirebird, "")
 	var sk *Skipped

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // EngineGalera names a MariaDB Galera cluster in TIDEMARK_REQUIRE_ENGINES:
@@ -271,7 +273,7 @@ func (c *GaleraCluster) launch(ctx context.Context, i int, bin, provider string,
 	if err != nil {
 		return nil, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, galeraReadyTimeout)
+	rctx, cancel := testtime.Context(ctx, galeraReadyTimeout)
 	defer cancel()
 	if err := waitSynced(rctx, p, "root@unix("+sock+")/"); err != nil {
 		_ = p.kill()
@@ -344,7 +346,7 @@ func synced(ctx context.Context, dsn string) error {
 		return err
 	}
 	defer db.Close()
-	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	qctx, cancel := testtime.Context(ctx, 2*time.Second)
 	defer cancel()
 	var name, state string
 	if err := db.QueryRowContext(qctx, "SHOW STATUS LIKE 'wsrep_local_state'").Scan(&name, &state); err != nil {

@@ -16,13 +16,15 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // openOrSkip opens engine/driver from p, skipping the test with the Skipped
 // reason when the engine is unavailable.
 func openOrSkip(t *testing.T, p *Provider, engine, driver string) *Database {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
 	db, err := p.Open(ctx, engine, driver)
@@ -277,7 +279,7 @@ func TestSQLServerOrSkip(t *testing.T) {
 	p := NewProvider()
 	defer p.Close()
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 5*time.Minute)
 	defer cancel()
 	db, err := p.Open(ctx, EngineSQLServer, "sqlserver")
 	var sk *Skipped
@@ -459,7 +461,7 @@ func TestServersDieWithProcess(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := testtime.Deadline(10 * time.Second)
 	for _, a := range addrs {
 		for accepting(a) {
 			if time.Now().After(deadline) {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 	"github.com/tidemarkdb/tidemark/jdbcbridge"
 )
 
@@ -108,14 +109,14 @@ func openJava(ctx context.Context, engine string) (*Database, error) {
 	// 60 s, not the driver's 10 s: on 2 cores at load 27 (CI's packages
 	// side by side) a bridge once took longer than 10 s to open a session,
 	// which failed every test of the engine.
-	dsn := (&jdbcbridge.Config{Addr: srv.Addr, URL: url, User: user, Token: srv.Token, DialTimeout: time.Minute}).FormatDSN()
+	dsn := (&jdbcbridge.Config{Addr: srv.Addr, URL: url, User: user, Token: srv.Token, DialTimeout: testtime.D(time.Minute)}).FormatDSN()
 	db, err := sql.Open("jdbcbridge", dsn)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
 	// Creating the database on first connection also checks the bridge.
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	ctx, cancel := testtime.Context(ctx, readyTimeout)
 	defer cancel()
 	var version string
 	if err := db.QueryRowContext(ctx, versionQuery).Scan(&version); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 	"github.com/tidemarkdb/tidemark/jdbcbridge"
 )
 
@@ -182,7 +183,7 @@ func TestJavaBridgeDiesWithProcess(t *testing.T) {
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := testtime.Deadline(10 * time.Second)
 	for accepting(addr) {
 		if time.Now().After(deadline) {
 			t.Fatalf("bridge at %s still accepting 10 s after the test process died", addr)

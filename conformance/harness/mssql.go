@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // mssqlServer is a SQL Server reached through github.com/microsoft/go-mssqldb
@@ -57,7 +59,7 @@ func (s *mssqlServer) close() error {
 		if !s.owned {
 			s.mu.Lock()
 			for _, name := range s.created {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, cancel := testtime.Context(context.Background(), 10*time.Second)
 				q := "ALTER DATABASE [" + name + "] SET SINGLE_USER WITH ROLLBACK IMMEDIATE; DROP DATABASE [" + name + "]"
 				if _, err := s.admin.ExecContext(ctx, q); err != nil && !strings.Contains(err.Error(), "does not exist") {
 					errs = append(errs, err)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // mysqlParams are the DSN parameters the harness uses for MariaDB and MySQL
@@ -242,7 +244,7 @@ func (s *mysqlServer) close() error {
 		if s.proc == nil && s.cleanup == nil {
 			s.mu.Lock()
 			for _, name := range s.created {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, cancel := testtime.Context(context.Background(), 10*time.Second)
 				if _, err := s.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+name+"`"); err != nil {
 					errs = append(errs, err)
 				}

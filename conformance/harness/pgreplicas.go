@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // ReplicaApplyDelay is the recovery_min_apply_delay of the second replica
@@ -79,7 +81,7 @@ func mustPath(dsn string) string {
 }
 
 func waitForDatabase(ctx context.Context, dsn string) error {
-	deadline := time.Now().Add(replicaCatchUp)
+	deadline := testtime.Deadline(replicaCatchUp)
 	for {
 		err := pingWith(ctx, "pgx", dsn)
 		if err == nil {
@@ -281,7 +283,7 @@ func (r *Replicas) Sync(ctx context.Context) error {
 	if err := r.primary.admin.QueryRowContext(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&lsn); err != nil {
 		return fmt.Errorf("primary WAL position: %w", err)
 	}
-	deadline := time.Now().Add(replicaCatchUp)
+	deadline := testtime.Deadline(replicaCatchUp)
 	for i, rep := range r.replicas {
 		for {
 			var done bool
@@ -293,7 +295,7 @@ func (r *Replicas) Sync(ctx context.Context) error {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("replica %d has not replayed %s within %v\n%s", i+1, lsn, replicaCatchUp, rep.proc.logTail())
+				return fmt.Errorf("replica %d has not replayed %s within %v\n%s", i+1, lsn, testtime.Describe(replicaCatchUp), rep.proc.logTail())
 			}
 			select {
 			case <-ctx.Done():

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // pgUser is the unprivileged OS user that runs PostgreSQL when the harness
@@ -251,7 +253,7 @@ func (s *pgServer) close() error {
 			// A server we do not own: drop what we made on it.
 			s.mu.Lock()
 			for _, name := range s.created {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, cancel := testtime.Context(context.Background(), 10*time.Second)
 				if _, err := s.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 					errs = append(errs, err)
 				}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // readyTimeout bounds how long a started server may take to accept
@@ -87,11 +89,11 @@ func startProc(name string, cred *syscall.Credential, env []string, logPath stri
 // waitReady pings driverName/dsn until it answers, the process exits, ctx
 // ends or readyTimeout passes.
 func (p *proc) waitReady(ctx context.Context, driverName, dsn string) error {
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	ctx, cancel := testtime.Context(ctx, readyTimeout)
 	defer cancel()
 	var last error
 	for {
-		pctx, pcancel := context.WithTimeout(ctx, 2*time.Second)
+		pctx, pcancel := testtime.Context(ctx, 2*time.Second)
 		last = pingWith(pctx, driverName, dsn)
 		pcancel()
 		if last == nil {
@@ -101,7 +103,7 @@ func (p *proc) waitReady(ctx context.Context, driverName, dsn string) error {
 		case <-p.exited:
 			return fmt.Errorf("%s exited during start-up (%v); log %s:\n%s", p.name, p.waitErr, p.logPath, p.logTail())
 		case <-ctx.Done():
-			return fmt.Errorf("%s not accepting connections after %v (%v), last error: %v; log %s:\n%s", p.name, readyTimeout, ctx.Err(), last, p.logPath, p.logTail())
+			return fmt.Errorf("%s not accepting connections after %v (%v), last error: %v; log %s:\n%s", p.name, testtime.Describe(readyTimeout), ctx.Err(), last, p.logPath, p.logTail())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -119,11 +121,11 @@ func (p *proc) stop() error {
 	select {
 	case <-p.exited:
 		return nil
-	case <-time.After(stopTimeout):
+	case <-testtime.After(stopTimeout):
 	}
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.exited
-	return fmt.Errorf("%s did not stop within %v after %v; killed", p.name, stopTimeout, p.stopSig)
+	return fmt.Errorf("%s did not stop within %v after %v; killed", p.name, testtime.Describe(stopTimeout), p.stopSig)
 }
 
 // kill stops the process group at once, for a throw-away server whose

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/dialect/internal/fixture"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // Binaries built once per test binary by TestMain.
@@ -119,13 +120,13 @@ func checkFixture(t *testing.T, c dialect.Catalogue) (envNames []string, leak st
 // waitGone polls until pid no longer runs (gone, or a zombie), at most d.
 func waitGone(t *testing.T, pid int, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
+	deadline := testtime.Deadline(d)
 	for {
 		if processGone(pid) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("process %d still running after %v", pid, d)
+			t.Fatalf("process %d still running after %v", pid, testtime.Describe(d))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -133,7 +134,7 @@ func waitGone(t *testing.T, pid int, d time.Duration) {
 
 func load(t *testing.T, opts dialect.LoadOptions) *dialect.Loaded {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := testtime.Context(context.Background(), 30*time.Second)
 	defer cancel()
 	l, err := dialect.Load(ctx, opts)
 	if err != nil {
@@ -373,7 +374,7 @@ func TestLoadDeadlineDuringStart(t *testing.T) {
 	if err == nil {
 		t.Fatal("Load of a silent plugin succeeded")
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > testtime.D(5*time.Second) {
 		t.Fatalf("Load returned after %v, want about the 300ms deadline (%v)", d, err)
 	}
 	t.Logf("err = %v", err)

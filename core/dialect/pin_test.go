@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/dialect/internal/fixture"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // The pin must hold for what is executed, not for what was read: each case
@@ -108,7 +109,7 @@ func testPinSwaps(t *testing.T, exeHint string) {
 					t.Errorf("swap: %v", err)
 				}
 			})()
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := testtime.Context(context.Background(), 30*time.Second)
 			defer cancel()
 			l, err := dialect.Load(ctx, dialect.LoadOptions{Path: path, SHA256: want, Keep: true})
 			if swapped != 1 {

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // lastReaped describes the last process processGone reaped.
@@ -93,7 +95,7 @@ func TestPluginDiesWithHost(t *testing.T) {
 				if _, err := fmt.Sscanf(s, "pid %d", &pid); err != nil || pid <= 0 {
 					t.Fatalf("host said %q", s)
 				}
-			case <-time.After(30 * time.Second):
+			case <-testtime.After(30 * time.Second):
 				t.Fatal("host printed no plugin pid")
 			}
 			if processGone(pid) {

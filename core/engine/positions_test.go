@@ -12,6 +12,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 	"github.com/tidemarkdb/tidemark/plugins/postgres"
 )
 
@@ -19,7 +20,7 @@ import (
 // skips with the harness's reason.
 func openPostgres(t *testing.T) *sql.DB {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	prov := harness.NewProvider()
 	t.Cleanup(func() { prov.Close() })

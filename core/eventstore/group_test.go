@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // holdFirst is a Nudger that holds its first nudge until release closes:
@@ -81,7 +83,7 @@ func TestGroupCommitPanicAnswersEveryCaller(t *testing.T) {
 	for i := range callers {
 		select {
 		case <-done[i]:
-		case <-time.After(hangGuard):
+		case <-testtime.After(hangGuard):
 			t.Fatalf("caller %d of the panicking batch hung (no answer after %s)", i, hangGuard)
 		}
 	}
@@ -108,7 +110,7 @@ func TestGroupCommitPanicAnswersEveryCaller(t *testing.T) {
 		if err != nil {
 			t.Fatalf("an append after the panic: %v", err)
 		}
-	case <-time.After(hangGuard):
+	case <-testtime.After(hangGuard):
 		t.Fatalf("an append after the panic hung: the lead was not passed on")
 	}
 	if q := s.GroupCommitStats().Queued; q != 0 {
@@ -119,7 +121,7 @@ func TestGroupCommitPanicAnswersEveryCaller(t *testing.T) {
 // waitUntil polls cond until it holds; the deadline is a hang guard only.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(hangGuard); !cond(); time.Sleep(time.Millisecond) {
+	for end := testtime.Deadline(hangGuard); !cond(); time.Sleep(time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatalf("waiting for %s: not reached after %s", what, hangGuard)
 		}
@@ -151,7 +153,7 @@ func TestPanicInAppendRollsBack(t *testing.T) {
 		}()
 		_, _ = s.Append(context.Background(), one("panicked"))
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // below the 10 s busy timeout
+	ctx, cancel := testtime.Context(context.Background(), 5*time.Second) // a lock left held fails here or on the busy timeout
 	defer cancel()
 	if _, err := s.Append(ctx, one("next")); err != nil {
 		t.Fatalf("the append after the panic: %v", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/examples/firebird"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // passing are the conformance tests this dialect passes on Firebird 3, the
@@ -352,7 +353,7 @@ func TestCounterRetriesUpdateConflict(t *testing.T) {
 func waitActive(t *testing.T, db *sql.DB, sqlText string) {
 	t.Helper()
 	prefix := strings.Fields(sqlText)[0]
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := testtime.Deadline(30 * time.Second)
 	for {
 		n, err := monitorCount(db, `SELECT COUNT(*) FROM MON$STATEMENTS
 WHERE MON$STATE = 1 AND MON$ATTACHMENT_ID <> CURRENT_CONNECTION AND MON$SQL_TEXT STARTING WITH ?`, prefix)

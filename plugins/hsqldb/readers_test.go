@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 	"github.com/tidemarkdb/tidemark/jdbcbridge"
 )
 
@@ -124,7 +125,7 @@ func adminSessionDB(t *testing.T) *sql.DB {
 // against hanging, not a timed assertion).
 func waitUntilBlocked(t *testing.T, db *sql.DB) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := testtime.Deadline(30 * time.Second)
 	for {
 		var n int
 		err := db.QueryRow("SELECT COUNT(*) FROM INFORMATION_SCHEMA.SYSTEM_SESSIONS WHERE THIS_WAITING_FOR <> ''").Scan(&n)

@@ -22,6 +22,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 	"github.com/tidemarkdb/tidemark/plugins/postgres"
 )
 
@@ -110,7 +111,7 @@ func appendOne(t *testing.T, s *eventstore.Store, tx *sql.Tx, id string) int64 {
 func advanceUntil(t *testing.T, a *hwm.Advancer, s *eventstore.Store, want int64, why string) {
 	t.Helper()
 	ctx := context.Background()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := testtime.Deadline(30 * time.Second)
 	for {
 		if _, err := a.Cycle(ctx); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 	"github.com/tidemarkdb/tidemark/plugins/postgres/pgwake"
 )
 
@@ -57,7 +58,7 @@ func TestListenFailureVisible(t *testing.T) {
 			}
 		}))
 	woken := w.Changed()
-	guard := time.After(60 * time.Second) // a hang guard, not a timed assertion
+	guard := testtime.After(60 * time.Second) // a hang guard, not a timed assertion
 	for i := range 3 {
 		select {
 		case err := <-failures:

@@ -15,6 +15,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 	"github.com/tidemarkdb/tidemark/plugins/postgres"
 	"github.com/tidemarkdb/tidemark/plugins/postgres/pgwake"
 )
@@ -22,7 +23,7 @@ import (
 // TestFollowerInAnotherProcessIsWoken: the follower has no local advancer
 // and a poll interval of an hour; only the notification can wake it.
 func TestFollowerWokenByNotification(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), time.Minute)
 	defer cancel()
 	prov := harness.NewProvider()
 	defer prov.Close()
@@ -95,7 +96,7 @@ func TestFollowerWokenByNotification(t *testing.T) {
 // TestListenOnStandbyRefused: on a hot standby LISTEN is refused; the
 // Waker gives up at once and says why instead of retrying silently.
 func TestListenOnStandbyRefused(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
 	prov := harness.NewProvider()
 	defer prov.Close()
