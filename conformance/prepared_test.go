@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -46,8 +47,12 @@ func TestPreparedCopyMatchesFresh(t *testing.T) {
 	}
 	open := func() *harness.Database {
 		d, err := provider.Open(ctx, harness.EnginePostgres, "pgx")
+		var sk *harness.Skipped
+		if errors.As(err, &sk) {
+			t.Skipf("no PostgreSQL: %s", sk.Reason)
+		}
 		if err != nil {
-			t.Skipf("no PostgreSQL: %v", err)
+			t.Fatal(err) // a server that should start and did not is a failure, not a skip
 		}
 		return d
 	}
