@@ -107,6 +107,9 @@ func (s *Store) batchOnce(ctx context.Context, batch []*pending) (err error) {
 		p.res, p.err = Appended{}, nil
 		total += p.events
 	}
+	if done, err := s.tryCheckedBatch(ctx, batch, total); done {
+		return err
+	}
 	computed := s.computedStreams(batch)
 	if s.oneStatementBatch(batch, computed, total) {
 		// Nothing to read and one statement: atomic by itself, no BEGIN

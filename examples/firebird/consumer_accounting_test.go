@@ -64,6 +64,13 @@ func init() {
 	passing = append(passing, "eventstore/group_commit_panic_answers_callers")
 }
 
+// A group commit of exact versions with refused callers, run on Firebird 3
+// (TIDEMARK_FIREBIRD_ALL=1 TIDEMARK_FIREBIRD_ONLY=eventstore/group_commit_exact_conflicts:
+// 1 passed).
+func init() {
+	passing = append(passing, "eventstore/group_commit_exact_conflicts")
+}
+
 // Tests added with the rebuild fence, cooperative handover, lag, operator
 // input, naming and committed-end work, run on Firebird 3
 // (TIDEMARK_FIREBIRD_ALL=1 TIDEMARK_FIREBIRD_ONLY=<these names>: 9 passed,
