@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/internal/sqlcount"
 )
 
 // testGroupCommitExactConflicts forms one batch of callers that all expect
@@ -93,5 +94,52 @@ func testGroupCommitExactConflicts(t T, env *Env) {
 		if len(got) != want {
 			t.Errorf("stream %s holds %d events, want %d", id, len(got), want)
 		}
+	}
+}
+
+// testGroupCommitExactOneStatement: where the insert draws the positions
+// and the dialect checks an exact version in the insert (CheckedSequence),
+// a batch of exact-version callers is one autocommit INSERT: no BEGIN, no
+// version read, no COMMIT.
+func testGroupCommitExactOneStatement(t T, env *Env) {
+	counts := sqlcount.Counts{}
+	e := countedEngine(t, env, defaultConfig(env), &counts)
+	if !e.Positions.DrawnByInsert() || e.Cat.EventInsert.CheckedSequence == "" {
+		skipf(t, "%s", "the insert does not draw the positions or the dialect declares no CheckedSequence: a batch of exact versions reads them first")
+	}
+	ctx := context.Background()
+	seed := eventstore.New(e, nil)
+	for _, id := range []string{"go-a", "go-b", "go-c"} {
+		if _, err := seed.Append(ctx, one(id, eventstore.NoStream, `{"seed":1}`)); err != nil {
+			t.Fatalf("seeding %s: %v", id, err)
+		}
+	}
+	g := newGate()
+	s := eventstore.New(e, g, eventstore.WithGroupCommit(true))
+	calls := []*call{
+		{streams: []eventstore.Stream{one("go-a", eventstore.Exactly(0), `{"c":0}`)}},
+		{streams: []eventstore.Stream{one("go-b", eventstore.Exactly(0), `{"c":1}`, `{"c":1,"n":2}`)}},
+		{streams: []eventstore.Stream{one("go-c", eventstore.Exactly(0), `{"c":2}`), one("go-new", eventstore.NoStream, `{"c":2}`)}},
+		{streams: []eventstore.Stream{one("go-a", eventstore.Exactly(1), `{"c":3}`)}},
+	}
+	queueBehindGate(t, s, g, calls)
+	stmts, txs := counts.Statements.Load(), counts.Tx.Load()
+	close(g.release)
+	for _, c := range calls {
+		<-c.done
+	}
+	for i, c := range calls {
+		if c.err != nil {
+			t.Fatalf("caller %d: %v", i, c.err)
+		}
+	}
+	if st := s.GroupCommitStats(); st.MaxCallers < int64(len(calls)) {
+		t.Fatalf("the %d queued callers did not commit as one batch: %+v", len(calls), st)
+	}
+	if n, tx := counts.Statements.Load()-stmts, counts.Tx.Load()-txs; n != 1 || tx != 0 {
+		t.Errorf("the batch sent %d statements and %d BEGIN/COMMIT/ROLLBACK, want 1 and 0", n, tx)
+	}
+	if v := calls[3].res.Versions["bank.Account/go-a"]; v != 2 {
+		t.Errorf("caller 3: go-a at version %d, want 2", v)
 	}
 }
