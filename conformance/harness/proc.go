@@ -222,7 +222,7 @@ func markOwner(dir string) {
 func sweepStale() { sweepOnce.Do(sweepStaleNow) }
 
 func sweepStaleNow() {
-	for _, base := range []string{os.TempDir(), "/tmp"} {
+	for _, base := range []string{os.TempDir(), "/tmp", memDirBase} {
 		matches, _ := filepath.Glob(filepath.Join(base, "tidemark-*-*"))
 		for _, dir := range matches {
 			b, err := os.ReadFile(filepath.Join(dir, ownerFile))
