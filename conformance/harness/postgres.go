@@ -277,7 +277,7 @@ func (s *pgServer) close() error {
 		s.cleanup()
 	}
 	if s.dir != "" {
-		errs = append(errs, os.RemoveAll(s.dir))
+		errs = append(errs, removeLater(s.dir))
 	}
 	return joinErrs(errs)
 }
