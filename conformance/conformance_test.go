@@ -173,12 +173,12 @@ func runTarget(t *testing.T, tg target) {
 }
 
 // targetOf is tg as a conformance target: fresh databases from the
-// provider; with TIDEMARK_CONFORMANCE_CLONE=1, copies of a prepared one
-// where the engine's server can copy (PostgreSQL: CREATE DATABASE …
-// TEMPLATE). Databases are kept until the provider closes, copies or not:
-// a DROP DATABASE per test cost more than the copy saved (docs/conformance.md).
+// provider, and copies of a prepared one where the engine's server can copy
+// (PostgreSQL: CREATE DATABASE … TEMPLATE) unless TIDEMARK_CONFORMANCE_CLONE
+// is 0. Databases are kept until the provider closes, copies or not: a DROP
+// DATABASE per test cost more than the copy saved (docs/conformance.md).
 func targetOf(tg target, probe *harness.Database) conformance.Target {
-	copies := os.Getenv("TIDEMARK_CONFORMANCE_CLONE") == "1"
+	copies := os.Getenv("TIDEMARK_CONFORMANCE_CLONE") != "0"
 	var mu sync.Mutex
 	made := map[string]*harness.Database{}
 	keep := func(d *harness.Database) (string, func(), error) {
