@@ -245,6 +245,11 @@ type Identity struct {
 	// (PickDriver) and says so when it links none.
 	Drivers []string `json:"drivers,omitempty"`
 	DSNHint string   `json:"dsn_hint"` // an example DSN for that driver
+	// DSNParams are the query parameters of DriverName's DSN a guarantee
+	// relies on (SQLite: a busy timeout and BEGIN IMMEDIATE, without which
+	// concurrent writers fail with SQLITE_BUSY at once). ApplyDSNParams
+	// adds those a DSN lacks; the CLI applies them to every DSN it opens.
+	DSNParams []DSNParam `json:"dsn_params,omitempty"`
 	// Placeholder is the bind-parameter style of the driver.
 	Placeholder PlaceholderStyle `json:"placeholder"`
 	QuoteOpen   string           `json:"quote_open"`  // identifier quote, e.g. `"`
