@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
@@ -41,5 +42,24 @@ func testErrorsNameConsumers(t T, env *Env) {
 		if !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), c.ID) {
 			t.Errorf("%s: %q does not name the consumer as %q with its id %s beside", what, err, want, c.ID)
 		}
+	}
+}
+
+// testSourceNamesDifferingInCase: a subscription to two sources whose
+// names differ only in case is refused with *consumer.InvalidNameError
+// before any SQL, on every engine (one comparing names ignoring case would
+// keep one checkpoint for both): no consumer row is made.
+func testSourceNamesDifferingInCase(t T, env *Env) {
+	_, e := openStore(t, env)
+	ctx := context.Background()
+	reg := consumer.NewRegistry(e, nil)
+	_, err := reg.Subscribe(ctx, "projection", "by-source-case",
+		consumer.SourceRef{Name: "src", Partitions: 1}, consumer.SourceRef{Name: "Src", Partitions: 1})
+	ie := expectErr[*consumer.InvalidNameError](t, err, "subscribe to src and Src")
+	if !errors.Is(err, consumer.ErrInvalidName) || ie.Value != "Src" || !strings.Contains(err.Error(), `"src"`) {
+		t.Fatalf("subscribe to src and Src: %v, want the source Src refused naming src", err)
+	}
+	if _, err := reg.Lookup(ctx, "projection", "by-source-case"); !errors.Is(err, consumer.ErrNotFound) {
+		t.Fatalf("after the refused subscribe: %v, want no consumer (nothing written)", err)
 	}
 }

@@ -95,7 +95,7 @@ func init() {
 // Consumers named as typed in the registry's errors, run on Firebird 3
 // (TIDEMARK_FIREBIRD_ALL=1 TIDEMARK_FIREBIRD_ONLY=consumer/errors_name_consumers_as_typed).
 func init() {
-	passing = append(passing, "consumer/errors_name_consumers_as_typed")
+	passing = append(passing, "consumer/errors_name_consumers_as_typed", "consumer/source_names_differing_in_case_refused")
 }
 
 // The DSN parameters of a dialect (SQLite's), run on Firebird 3
