@@ -7,7 +7,7 @@
 // allocation, no version check and no mark. Rounds alternate the two sides;
 // the report gives the median and the min–max of the per-round ratios.
 //
-// The catalogue is linked in process here (dialect.InProcess): the hot path
+// The catalogue is linked in process here (plugin.InProcess): the hot path
 // makes no plugin call, so out-of-process loading changes nothing measured.
 package main
 
@@ -26,6 +26,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
@@ -112,7 +113,7 @@ func main() {
 }
 
 func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialect.Dialect) error {
-	loaded, err := dialect.InProcess(ctx, d)
+	loaded, err := plugin.InProcess(ctx, d)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/conformance"
 	"github.com/tidemarkdb/tidemark/conformance/harness"
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
@@ -74,7 +74,7 @@ func TestMain(m *testing.M) {
 	provider = harness.NewProvider()
 	code := m.Run()
 	provider.Close()
-	dialect.CleanupClients()
+	plugin.CleanupClients()
 	os.RemoveAll(dir)
 	fmt.Print("\n" + writeMatrix())
 	os.Exit(code)
@@ -146,7 +146,7 @@ func targetOf(tg target, probe *harness.Database) conformance.Target {
 	}
 	ct := conformance.Target{
 		Name:   tg.name,
-		Load:   dialect.LoadOptions{Name: tg.plugin, PluginDirs: []string{pluginDir}},
+		Load:   plugin.LoadOptions{Name: tg.plugin, PluginDirs: []string{pluginDir}},
 		Driver: tg.driver,
 		Fresh: func(ctx context.Context) (string, func(), error) {
 			d, err := provider.Open(ctx, tg.engine, tg.driver)

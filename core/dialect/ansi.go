@@ -17,7 +17,7 @@ import (
 //	    return c
 //	}
 //
-//	func main() { dialect.Serve(&dialect.Base{Catalogue: mydb.Catalogue()}) }
+//	func main() { plugin.Serve(&dialect.Base{Catalogue: mydb.Catalogue()}) }
 //
 // docs/writing-a-dialect.md walks through it end to end; the conformance
 // suite (package conformance) tells whether the result is right.
@@ -365,7 +365,7 @@ func ansiQueryColumns() QueryColumnTypes {
 // Base is a Dialect that describes a fixed catalogue. A plugin whose
 // catalogue is plain data (the usual case) needs nothing else:
 //
-//	func main() { dialect.Serve(&dialect.Base{Catalogue: mydb.Catalogue()}) }
+//	func main() { plugin.Serve(&dialect.Base{Catalogue: mydb.Catalogue()}) }
 //
 // Embed it to add behaviour, e.g. a type of your own with a constructor:
 //
