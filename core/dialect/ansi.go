@@ -151,7 +151,7 @@ func ANSI() Catalogue {
 		},
 		Positions:  CounterRow,
 		Scripts:    Scripts(ObjectTable, nil),
-		Statements: mergedStatements(ansiStatements(), ansiTopicStatements(), ansiConsumerStatements(), ansiSkippedStatements(), ansiLeaseStatements(), ansiConsumerAdminStatements(), ansiUndeliveredStatements()), // each area: ansi_<area>.go
+		Statements: ansiAreaStatements(), // each area: ansi_<area>.go, listed in areas
 		EventInsert: RowInsert{
 			Head: `INSERT INTO ${event_store_table} (` + EventColumns + `) VALUES `,
 			Row:  `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})`,
