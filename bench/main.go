@@ -31,22 +31,21 @@ import (
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/plugins/builtin"
-
-	_ "github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib"
-	_ "github.com/tidemarkdb/tidemark/jdbcbridge"
-	_ "modernc.org/sqlite"
+	_ "github.com/tidemarkdb/tidemark/plugins/builtin/drivers"
 )
 
 type target struct{ dialect, engine, driver string }
 
-var allTargets = []target{
-	{"postgres", harness.EnginePostgres, "pgx"},
-	{"sqlite", harness.EngineSQLite, "sqlite"},
-	{"mariadb", harness.EngineMariaDB, "mysql"},
-	{"h2", harness.EngineH2, "jdbcbridge"},
-	{"hsqldb", harness.EngineHSQLDB, "jdbcbridge"},
-}
+// allTargets are the registry's rows marked for the bench, in its order.
+var allTargets = func() []target {
+	var out []target
+	for _, t := range builtin.Targets() {
+		if t.Bench {
+			out = append(out, target{t.Dialect, t.Engine, t.Driver})
+		}
+	}
+	return out
+}()
 
 var (
 	flagOnly     = flag.String("only", "", "comma-separated dialects (default: all runnable)")

@@ -15,6 +15,7 @@ import (
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/internal/testtime"
+	"github.com/tidemarkdb/tidemark/plugins/builtin"
 )
 
 // target is one row of the matrix: a plugin, an engine and a driver. Its
@@ -26,22 +27,26 @@ type target struct {
 	name, plugin, engine, driver, lane string
 }
 
-// The order interleaves the lanes, so the two running targets are
-// usually of different lanes (the suite's wall time on 2 cores: see
-// docs/conformance.md).
-var targets = []target{
-	{"sqlite", "sqlite", harness.EngineSQLite, "sqlite", "sqlite"},
-	{"postgres (pgx)", "postgres", harness.EnginePostgres, "pgx", "postgres"},
-	{"mariadb", "mariadb", harness.EngineMariaDB, "mysql", "mariadb"},
-	{"h2", "h2", harness.EngineH2, "jdbcbridge", "bridge"},
-	{"postgres (lib/pq)", "postgres", harness.EnginePostgres, "postgres", "postgres"},
-	{"mysql plugin on MariaDB", "mysql", harness.EngineMySQL, "mysql", "mariadb"},
-	{"hsqldb", "hsqldb", harness.EngineHSQLDB, "jdbcbridge", "bridge"},
-	{"sqlserver", "sqlserver", harness.EngineSQLServer, "sqlserver", "sqlserver"},
-}
+// targets are the built-ins' rows of the matrix, in the registry's order
+// (builtin.Targets: it interleaves the lanes).
+var targets = func() []target {
+	var out []target
+	for _, t := range builtin.Targets() {
+		out = append(out, target{t.Name, t.Dialect, t.Engine, t.Driver, t.Lane})
+	}
+	return out
+}()
 
 // lanes holds one lock per lane (see target).
-var lanes = map[string]*sync.Mutex{"sqlite": {}, "postgres": {}, "mariadb": {}, "bridge": {}, "sqlserver": {}}
+var lanes = func() map[string]*sync.Mutex {
+	m := map[string]*sync.Mutex{}
+	for _, t := range targets {
+		if m[t.lane] == nil {
+			m[t.lane] = &sync.Mutex{}
+		}
+	}
+	return m
+}()
 
 var (
 	pluginDir string
@@ -66,7 +71,7 @@ func TestMain(m *testing.M) {
 		}
 		built[tg.plugin] = true
 		bin := "tidemark-dialect-" + tg.plugin
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, bin), "github.com/tidemarkdb/tidemark/plugins/"+tg.plugin+"/cmd/"+bin)
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, bin), builtin.CmdPackage(tg.plugin))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr[tg.plugin] = fmt.Errorf("building %s: %v\n%s", bin, err, out)
 		}

@@ -23,13 +23,8 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/builtin"
 
-	// database/sql drivers the CLI can use; the core imports none.
-	_ "github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib"
-	_ "github.com/lib/pq"
-	_ "github.com/microsoft/go-mssqldb"
-	_ "github.com/tidemarkdb/tidemark/jdbcbridge"
-	_ "modernc.org/sqlite"
+	// database/sql drivers of the built-ins' targets; the core imports none.
+	_ "github.com/tidemarkdb/tidemark/plugins/builtin/drivers"
 )
 
 // serveCommand is the hidden subcommand a re-executed tidemark serves a
