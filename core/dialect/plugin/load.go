@@ -230,6 +230,11 @@ func describePlugin(ctx context.Context, client *goplugin.Client, loc located, o
 	}
 	if s.err != nil {
 		// go-plugin has already stopped a process that failed to start.
+		if pastDeadline(ctx) {
+			// Its start timeout is the caller's deadline: the start ran
+			// out of the caller's time, whichever timer fired first.
+			return nil, fmt.Errorf("dialect plugin %s: %w (%v)", loc.path, context.DeadlineExceeded, s.err)
+		}
 		return nil, startError(loc.path, s.err)
 	}
 	defer func() {
@@ -339,4 +344,15 @@ func defaultLogger() hclog.Logger {
 		Level:  level,
 		Output: os.Stderr,
 	})
+}
+
+// pastDeadline tells whether ctx's deadline has passed, even before ctx's
+// own timer has marked it done (on a loaded machine go-plugin's start
+// timer, set to the same deadline, can fire first).
+func pastDeadline(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return errors.Is(ctx.Err(), context.DeadlineExceeded)
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
