@@ -103,6 +103,7 @@ func Tests() []Test {
 	all = append(all, keysTests()...)
 	all = append(all, hwmTests()...)
 	all = append(all, followStreamTests()...)
+	all = append(all, followFaultTests()...)
 	all = append(all, positionTests()...)
 	all = append(all, queryTableTests()...)
 	all = append(all, errorsTests()...)
