@@ -11,6 +11,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // lagRecorder keeps the last lag reported per partition.
@@ -104,4 +105,146 @@ func testConsumerIdleLagZero(t T, env *Env) {
 			t.Errorf("the stopped, caught-up consumer shows lag %d (per partition: %+v), want 0", total, c.Partitions)
 		}
 	}
+}
+
+// cancelOnReadSource is the event store as a source whose next Read, once
+// armed, ends the runner's context and fails as a cancelled read does: the
+// graceful stop's cancel arriving in the middle of a poll's read.
+type cancelOnReadSource struct {
+	consumer.EventStoreSource
+	mu     sync.Mutex
+	armed  bool
+	cancel context.CancelFunc
+}
+
+// fire ends the run's context if armed and tells whether it did.
+func (s *cancelOnReadSource) fire() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.armed {
+		s.armed = false
+		s.cancel()
+		return true
+	}
+	return false
+}
+
+func (s *cancelOnReadSource) Read(ctx context.Context, partition int, after, upto int64, limit int) ([]consumer.Message, error) {
+	if s.fire() {
+		return nil, ctx.Err()
+	}
+	return s.EventStoreSource.Read(ctx, partition, after, upto, limit)
+}
+
+func (s *cancelOnReadSource) ReadMarked(ctx context.Context, partition int, after, upto int64, limit int) ([]consumer.Message, int64, error) {
+	if s.fire() {
+		return nil, 0, ctx.Err()
+	}
+	return s.EventStoreSource.ReadMarked(ctx, partition, after, upto, limit)
+}
+
+// testConsumerStopDuringReadSaves: a consumer over 16 partitions applies 6
+// events and reads every partition up to the mark (idle ones unsaved: the
+// application clock never lets EmptySaveInterval pass); then a 7th event
+// is appended and the stop arrives while the next poll reads it. The stop
+// still saves every partition up to where it was read before that read:
+// a failed read drops only what it read, not the runner's state.
+func testConsumerStopDuringReadSaves(t T, env *Env) {
+	cfg := defaultConfig(env)
+	cfg.Partitions = 16
+	e := openEngine(t, env, cfg)
+	createApplied(t, env)
+	adv := hwm.New(e, hwm.Options{PollInterval: 20 * time.Millisecond})
+	s := eventstore.New(e, adv)
+	advCtx, stopAdv := context.WithCancel(context.Background())
+	defer stopAdv()
+	go func() { _ = adv.Run(advCtx) }()
+	rec := &lagRecorder{last: map[int]int64{}}
+	reg := consumer.NewRegistry(e, nil)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	src := &cancelOnReadSource{EventStoreSource: consumer.EventStoreSource{Store: s, Waker: adv}, cancel: stop}
+	clock := newFakeClock()
+	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "stop-mid-read", Transactional: true,
+		PollInterval: 20 * time.Millisecond, Metrics: rec, Now: clock.Now,
+		Sources: []consumer.Source{src},
+		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+			return insertApplied(ctx, tx, m.Position)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	var last int64
+	for i := range 6 {
+		a, err := s.Append(ctx, eventstore.Stream{AggregateType: "test.Account", AggregateID: fmt.Sprintf("lag-%d", i%2),
+			Events: []eventstore.Event{ev("test.E", `{}`)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = max(last, a.Positions[len(a.Positions)-1])
+	}
+	waitFor(t, "6 applies", func() bool { return len(appliedCounts(t, env)) == 6 })
+	waitFor(t, "every partition read up to the mark (last reported lag 0)", func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if len(rec.last) != 16 {
+			return false
+		}
+		for _, lag := range rec.last {
+			if lag != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	src.mu.Lock()
+	src.armed = true
+	src.mu.Unlock()
+	if _, err := s.Append(context.Background(), eventstore.Stream{AggregateType: "test.Account", AggregateID: "lag-0",
+		Events: []eventstore.Event{ev("test.E", `{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("run: %v", err)
+		}
+	case <-testtime.After(2 * time.Minute):
+		t.Fatalf("the runner did not stop after the cancelled read (armed read never called: %v)", src.isArmed())
+	}
+	st, err := reg.Operator().Status(context.Background(), consumer.Ref{Type: "projection", Name: "stop-mid-read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Partitions) != 16 {
+		t.Fatalf("status shows %d partitions, want 16", len(st.Partitions))
+	}
+	var short []string
+	for _, p := range st.Partitions {
+		if p.Checkpoint == nil || *p.Checkpoint < last {
+			short = append(short, fmt.Sprintf("%d at %s", p.Partition, fmtPtr(p.Checkpoint)))
+		}
+	}
+	if len(short) > 0 {
+		t.Errorf("after the stop, %d partitions' checkpoints are below %d, where every partition was read up to before the cancelled read: %v",
+			len(short), last, short)
+	}
+	if n := len(appliedCounts(t, env)); n != 6 {
+		t.Errorf("%d applies, want 6 (the 7th event was never read)", n)
+	}
+}
+
+func (s *cancelOnReadSource) isArmed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.armed
+}
+
+func fmtPtr(p *int64) string {
+	if p == nil {
+		return "none"
+	}
+	return fmt.Sprint(*p)
 }

@@ -33,6 +33,7 @@ func consumerTests() []Test {
 		{"consumer/rebuild_deletes_undelivered_and_skips", testConsumerRebuildDeletesDelivery},
 		{"consumer/rebalance_joins_no_duplicates_three_processes", testConsumerRebalanceJoinsNoDuplicates},
 		{"consumer/idle_caught_up_lag_zero_after_stop", testConsumerIdleLagZero},
+		{"consumer/stop_during_read_saves_read_partitions", testConsumerStopDuringReadSaves},
 	}
 }
 

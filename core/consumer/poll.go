@@ -51,9 +51,9 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 	more := false
 	if !r.halted && r.failure == nil && ctx.Err() == nil {
 		if batch, more, err = r.read(ctx); err != nil {
-			// The partitions read before the failure moved their read
-			// positions over a batch that is dropped: reload.
-			r.loaded = false
+			// read put back the partitions it had read: the runner's
+			// state stays what the last complete poll left (a stop's
+			// flush still saves it).
 			if herr := r.missingHistory(work, err); herr != errNotMissing {
 				return n, false, herr
 			}
@@ -105,9 +105,21 @@ func (r *Runner) load(ctx context.Context, epoch int64) error {
 
 // read takes a page of every partition of every source, up to the mark
 // read once per source for this poll.
-func (r *Runner) read(ctx context.Context) ([]Message, bool, error) {
-	var batch []Message
-	more := false
+func (r *Runner) read(ctx context.Context) (batch []Message, more bool, err error) {
+	// A failed read drops its batch: the partitions it read go back to
+	// where they were, so nothing read and not applied counts as read.
+	type undo struct {
+		st   *partState
+		read int64
+	}
+	var undos []undo
+	defer func() {
+		if err != nil {
+			for _, u := range undos {
+				u.st.read, u.st.pending, u.st.aborted = u.read, map[int64]bool{}, map[int64]bool{}
+			}
+		}
+	}()
 	for _, s := range r.opts.Sources {
 		mark, err := s.Mark(ctx)
 		if err != nil {
@@ -127,6 +139,7 @@ func (r *Runner) read(ctx context.Context) ([]Message, bool, error) {
 			for i := range msgs {
 				msgs[i].Generation = gen
 			}
+			undos = append(undos, undo{st, st.read})
 			st.pending, st.aborted, st.changed = map[int64]bool{}, map[int64]bool{}, make(chan struct{})
 			for _, m := range msgs {
 				st.pending[m.Position] = true
