@@ -111,6 +111,7 @@ func Tests() []Test {
 	all = append(all, timeTests()...)
 	all = append(all, captureTests()...)
 	all = append(all, consumerTests()...)
+	all = append(all, consumerPollRetryTests()...)
 	all = append(all, consumerCaptureTests()...)
 	all = append(all, leaseTests()...)
 	all = append(all, transientTests()...)
