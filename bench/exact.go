@@ -8,9 +8,11 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/internal/sqlcount"
 )
 
 // ownedStream is a stream one writer appends to at a time, with the
@@ -87,11 +89,12 @@ func (c cells) exactCells(ctx context.Context) error {
 				length, c.tg.dialect, exactStreams, exactStreams*length)
 			continue
 		}
-		b, err := c.fresh(ctx)
+		var counts sqlcount.Counts
+		b, err := c.freshCounted(ctx, &counts)
 		if err != nil {
 			return err
 		}
-		err = b.exactCell(ctx, length)
+		err = b.exactCell(ctx, length, &counts)
 		b.close()
 		if err != nil {
 			return err
@@ -101,8 +104,10 @@ func (c cells) exactCells(ctx context.Context) error {
 }
 
 // exactCell loads exactStreams streams of length events and runs the
-// writer counts over them.
-func (b *bench) exactCell(ctx context.Context, length int) error {
+// writer counts over them. counts counts the statements of b's database:
+// each side prints the statements it sent per append (BEGIN and COMMIT
+// included; the advancer's, running beside it, too).
+func (b *bench) exactCell(ctx context.Context, length int, counts *sqlcount.Counts) error {
 	start := time.Now()
 	for s := range exactStreams {
 		if err := b.loadStream(ctx, fmt.Sprintf("x-%d", s), length); err != nil {
@@ -119,18 +124,32 @@ func (b *bench) exactCell(ctx context.Context, length int) error {
 			rate   float64
 			ratios []float64
 			lat    []time.Duration
+			calls  atomic.Int64
+			stmts  int64
 		}
 		sides := []*side{
 			{name: "baseline", run: func(ctx context.Context, _ *rand.Rand) error { return b.baselineTx(ctx, 1) }},
 			{name: "Any", run: pool.run(b.store, false)},
 			{name: "exact", run: pool.run(b.store, true)},
 		}
+		for _, sd := range sides {
+			run := sd.run
+			sd.run = func(ctx context.Context, r *rand.Rand) error {
+				err := run(ctx, r)
+				if err == nil {
+					sd.calls.Add(1)
+				}
+				return err
+			}
+		}
 		var exactToAny []float64
 		for r := 0; r < *flagRounds; r++ {
 			rates := map[string]float64{}
 			for i := range sides {
 				sd := sides[(i+r)%len(sides)]
+				before := counts.Total()
 				rate, lat := timedRate(ctx, writers, 1, sd.run)
+				sd.stmts += counts.Total() - before
 				rates[sd.name] = rate
 				sd.rate += rate
 				sd.lat = append(sd.lat, lat...)
@@ -143,12 +162,21 @@ func (b *bench) exactCell(ctx context.Context, length int) error {
 		n := float64(*flagRounds)
 		for _, sd := range sides[1:] {
 			p := percentiles(sd.lat, 0.5, 0.99)
-			fmt.Printf("   exact   %2d writers %-5s %8.0f ev/s vs baseline %8.0f ev/s  ratio %s  p50 %s  p99 %s\n",
-				writers, sd.name, sd.rate/n, sides[0].rate/n, summary(sd.ratios), ms(p[0]), ms(p[1]))
+			fmt.Printf("   exact   %2d writers %-5s %8.0f ev/s vs baseline %8.0f ev/s  ratio %s  p50 %s  p99 %s  statements per append %.2f (baseline %.2f)\n",
+				writers, sd.name, sd.rate/n, sides[0].rate/n, summary(sd.ratios), ms(p[0]), ms(p[1]),
+				perCall(sd.stmts, sd.calls.Load()), perCall(sides[0].stmts, sides[0].calls.Load()))
 		}
 		fmt.Printf("   exact   %2d writers exact / Any %s\n", writers, summary(exactToAny))
 	}
 	return nil
+}
+
+// perCall is n per call, 0 without calls.
+func perCall(n, calls int64) float64 {
+	if calls == 0 {
+		return 0
+	}
+	return float64(n) / float64(calls)
 }
 
 // loadStream appends length events to stream id, 5,000 an append.

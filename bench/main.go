@@ -29,6 +29,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/internal/sqlcount"
 	"github.com/tidemarkdb/tidemark/plugins/builtin"
 
 	_ "github.com/go-sql-driver/mysql"
@@ -174,6 +175,19 @@ func (c cells) freshDSN(ctx context.Context) (*bench, string, error) {
 // freshDSNFunc is freshDSN in the form the consumer and lease cells take.
 func (c cells) freshDSNFunc(ctx context.Context) func() (*bench, string, error) {
 	return func() (*bench, string, error) { return c.freshDSN(ctx) }
+}
+
+// freshCounted is a bench on a fresh database whose statements counts counts.
+func (c cells) freshCounted(ctx context.Context, counts *sqlcount.Counts) (*bench, error) {
+	db, err := c.prov.Open(ctx, c.tg.engine, c.tg.driver)
+	if err != nil {
+		return nil, err
+	}
+	sdb, err := sqlcount.Open(c.tg.driver, db.DSN, counts)
+	if err != nil {
+		return nil, err
+	}
+	return newBenchDB(ctx, c.cat, c.tg.driver, sdb)
 }
 
 // fresh is a bench on a fresh database.

@@ -7,46 +7,45 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/tidemarkdb/tidemark/conformance"
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/dialect"
-	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // target is one row of the matrix: a plugin, an engine and a driver. Its
 // lane is the server it runs on: targets of one lane run one after the
 // other (a test may look at server-wide state: PostgreSQL's transaction
 // horizon, the bridge's memory budget), targets of different lanes run
-// side by side, as many as go test's -parallel (GOMAXPROCS: 2 here).
+// side by side, as many as go test's -parallel (GOMAXPROCS: 2 here; see
+// laneScheduler).
 type target struct {
 	name, plugin, engine, driver, lane string
 }
 
-// The order interleaves the lanes, so the two running targets are
-// usually of different lanes (the suite's wall time on 2 cores: see
-// docs/conformance.md).
+// A lane's targets run in this order; lanes are served in the order of
+// their first targets, the longest first (times per target: the matrix's
+// timing section).
 var targets = []target{
-	{"sqlite", "sqlite", harness.EngineSQLite, "sqlite", "sqlite"},
 	{"postgres (pgx)", "postgres", harness.EnginePostgres, "pgx", "postgres"},
 	{"mariadb", "mariadb", harness.EngineMariaDB, "mysql", "mariadb"},
 	{"h2", "h2", harness.EngineH2, "jdbcbridge", "bridge"},
 	{"postgres (lib/pq)", "postgres", harness.EnginePostgres, "postgres", "postgres"},
 	{"mysql plugin on MariaDB", "mysql", harness.EngineMySQL, "mysql", "mariadb"},
 	{"hsqldb", "hsqldb", harness.EngineHSQLDB, "jdbcbridge", "bridge"},
+	{"sqlite", "sqlite", harness.EngineSQLite, "sqlite", "sqlite"},
 	{"sqlserver", "sqlserver", harness.EngineSQLServer, "sqlserver", "sqlserver"},
 }
-
-// lanes holds one lock per lane (see target).
-var lanes = map[string]*sync.Mutex{"sqlite": {}, "postgres": {}, "mariadb": {}, "bridge": {}, "sqlserver": {}}
 
 var (
 	pluginDir string
 	provider  *harness.Provider
-	buildErr  = map[string]error{}
+	buildErr  = map[string]error{} // written before built is closed
+	// built is closed when the plugins are built; servers start meanwhile.
+	built = make(chan struct{})
 	// matrix gathers the matrix each target's Run returns.
 	matrix = &conformance.Matrix{}
 )
@@ -59,25 +58,52 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	pluginDir = dir
-	built := map[string]bool{}
-	for _, tg := range targets {
-		if built[tg.plugin] {
-			continue
-		}
-		built[tg.plugin] = true
-		bin := "tidemark-dialect-" + tg.plugin
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, bin), "github.com/tidemarkdb/tidemark/plugins/"+tg.plugin+"/cmd/"+bin)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr[tg.plugin] = fmt.Errorf("building %s: %v\n%s", bin, err, out)
-		}
-	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		defer close(built)
+		buildPlugins(ctx, dir)
+	}()
 	provider = harness.NewProvider()
 	code := m.Run()
+	cancel() // a run that needed no plugin does not wait for their build
+	<-built
 	provider.Close()
 	dialect.CleanupClients()
 	os.RemoveAll(dir)
 	fmt.Print("\n" + writeMatrix())
 	os.Exit(code)
+}
+
+// pluginErr waits for the plugins' build and says why plugin's failed.
+func pluginErr(plugin string) error {
+	<-built
+	return buildErr[plugin]
+}
+
+// buildPlugins builds every target's plugin into dir with one go build, so
+// the go command compiles and links them side by side; when that fails, it
+// builds them one by one so each target fails with its own plugin's error.
+func buildPlugins(ctx context.Context, dir string) {
+	var pkgs, plugins []string
+	for _, tg := range targets {
+		if !slices.Contains(plugins, tg.plugin) {
+			plugins = append(plugins, tg.plugin)
+			pkgs = append(pkgs, pluginPackage(tg.plugin))
+		}
+	}
+	if _, err := exec.CommandContext(ctx, "go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...).CombinedOutput(); err == nil || ctx.Err() != nil {
+		return
+	}
+	for i, p := range plugins {
+		bin := "tidemark-dialect-" + p
+		if out, err := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, bin), pkgs[i]).CombinedOutput(); err != nil {
+			buildErr[p] = fmt.Errorf("building %s: %v\n%s", bin, err, out)
+		}
+	}
+}
+
+func pluginPackage(plugin string) string {
+	return "github.com/tidemarkdb/tidemark/plugins/" + plugin + "/cmd/tidemark-dialect-" + plugin
 }
 
 // writeMatrix renders the matrix so far and writes it to
@@ -91,58 +117,77 @@ func writeMatrix() string {
 	return out
 }
 
+// TestConformance runs every target, runSlots at a time. The tests with
+// servers of their own (TestGalera, TestReplicas) are parallel tests: they
+// run side by side after it (beside it, one of them could hold a -parallel
+// slot while the targets waited for theirs).
 func TestConformance(t *testing.T) {
+	var order []string
+	byLane := map[string][]target{}
 	for _, tg := range targets {
-		t.Run(tg.name, func(t *testing.T) {
-			if os.Getenv("TIDEMARK_CONFORMANCE_SERIAL") == "" {
-				t.Parallel()
-			}
-			lanes[tg.lane].Lock()
-			defer lanes[tg.lane].Unlock()
-			if err := buildErr[tg.plugin]; err != nil {
-				t.Fatal(err)
-			}
-			ctx := context.Background()
-			// Probe once: a database that cannot be provided is a skip with
-			// its reason, recorded in the matrix, never a pass.
-			db, err := provider.Open(ctx, tg.engine, tg.driver)
-			var skipped *harness.Skipped
-			if errors.As(err, &skipped) {
-				for _, test := range conformance.Tests() {
-					matrix.Add(conformance.Result{Target: tg.name, Test: test.Name, Status: conformance.Skip, Reason: skipped.Reason})
-				}
-				t.Skipf("%s: %s", tg.name, skipped.Reason)
-			}
-			if err != nil {
-				t.Fatalf("database for %s: %v", tg.name, err)
-			}
-			t.Logf("%s: %s %s", tg.name, db.Source, db.Note)
-			m := conformance.Run(t, targetOf(tg, db))
-			matrix.Merge(m)
-			writeMatrix() // after every target: a run cut short still shows where it got
-		})
+		if byLane[tg.lane] == nil {
+			order = append(order, tg.lane)
+		}
+		byLane[tg.lane] = append(byLane[tg.lane], tg)
 	}
+	sched := newLaneScheduler(runSlots(), order)
+	var wg sync.WaitGroup
+	for _, lane := range order {
+		wg.Add(1)
+		go func(tgs []target) {
+			defer wg.Done()
+			for _, tg := range tgs {
+				sched.acquire(tg.lane)
+				t.Run(tg.name, func(t *testing.T) { runTarget(t, tg) })
+				sched.release()
+			}
+		}(byLane[lane])
+	}
+	wg.Wait()
+}
+
+// runTarget runs the suite on one target.
+func runTarget(t *testing.T, tg target) {
+	ctx := context.Background()
+	// Probe once: a database that cannot be provided is a skip with
+	// its reason, recorded in the matrix, never a pass. The server
+	// starts while the plugins build.
+	db, err := provider.Open(ctx, tg.engine, tg.driver)
+	if err := pluginErr(tg.plugin); err != nil {
+		t.Fatal(err)
+	}
+	var skipped *harness.Skipped
+	if errors.As(err, &skipped) {
+		for _, test := range conformance.Tests() {
+			matrix.Add(conformance.Result{Target: tg.name, Test: test.Name, Status: conformance.Skip, Reason: skipped.Reason})
+		}
+		t.Skipf("%s: %s", tg.name, skipped.Reason)
+	}
+	if err != nil {
+		t.Fatalf("database for %s: %v", tg.name, err)
+	}
+	t.Logf("%s: %s %s", tg.name, db.Source, db.Note)
+	m := conformance.Run(t, targetOf(tg, db))
+	matrix.Merge(m)
+	writeMatrix() // after every target: a run cut short still shows where it got
 }
 
 // targetOf is tg as a conformance target: fresh databases from the
-// provider; with TIDEMARK_CONFORMANCE_CLONE=1, copies of a prepared one
-// where the engine's server can copy (PostgreSQL: CREATE DATABASE …
-// TEMPLATE) and every test's database dropped at its end. The copies are
-// off by default: measured side by side on a loaded machine, the PostgreSQL
-// (pgx) target took longer with them (docs/conformance.md).
+// provider, and copies of a prepared one where the engine's server can copy
+// (PostgreSQL: CREATE DATABASE … TEMPLATE) unless TIDEMARK_CONFORMANCE_CLONE
+// is 0. Databases are kept until the provider closes, copies or not: a DROP
+// DATABASE per test cost more than the copy saved (docs/conformance.md).
 func targetOf(tg target, probe *harness.Database) conformance.Target {
-	copies := os.Getenv("TIDEMARK_CONFORMANCE_CLONE") == "1"
+	copies := os.Getenv("TIDEMARK_CONFORMANCE_CLONE") != "0"
 	var mu sync.Mutex
 	made := map[string]*harness.Database{}
 	keep := func(d *harness.Database) (string, func(), error) {
-		mu.Lock()
-		made[d.DSN] = d
-		mu.Unlock()
-		return d.DSN, func() {
-			ctx, cancel := testtime.Context(context.Background(), time.Minute)
-			defer cancel()
-			_ = provider.Drop(ctx, d) // Close drops what is left
-		}, nil
+		if copies {
+			mu.Lock()
+			made[d.DSN] = d
+			mu.Unlock()
+		}
+		return d.DSN, nil, nil
 	}
 	ct := conformance.Target{
 		Name:   tg.name,
@@ -153,16 +198,10 @@ func targetOf(tg target, probe *harness.Database) conformance.Target {
 			if err != nil {
 				return "", nil, err
 			}
-			if !copies {
-				return d.DSN, nil, nil
-			}
 			return keep(d)
 		},
 	}
-	if !copies {
-		return ct
-	}
-	if !provider.CanClone(probe.Engine) {
+	if !copies || !provider.CanClone(probe.Engine) {
 		return ct
 	}
 	ct.Clone = func(ctx context.Context, dsn string) (string, func(), error) {

@@ -14,6 +14,8 @@ import (
 func consumerTests() []Test {
 	return []Test{
 		{"consumer/state_transitions", testConsumerStates},
+		{"consumer/errors_name_consumers_as_typed", testErrorsNameConsumers},
+		{"consumer/source_names_differing_in_case_refused", testSourceNamesDifferingInCase},
 		{"consumer/names_refused_where_collation_merges", testConsumerNames},
 		{"consumer/names_case_insensitive_collation_refused", testConsumerNamesCaseInsensitive},
 		{"consumer/checkpoint_monotonic_and_fenced_concurrent", testCheckpointConcurrent},

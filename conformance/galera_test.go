@@ -228,6 +228,7 @@ func TestGalera(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the Galera cluster takes about a minute to start")
 	}
+	t.Parallel() // its own servers: it runs beside the other parallel tests, after TestConformance
 	ctx, cancel := testtime.Context(context.Background(), 4*time.Minute)
 	defer cancel()
 	c, err := harness.StartGalera(ctx, 3)
@@ -240,7 +241,7 @@ func TestGalera(t *testing.T) {
 	}
 	defer c.Close()
 	t.Log(c.Source)
-	if err := buildErr["mariadb"]; err != nil {
+	if err := pluginErr("mariadb"); err != nil {
 		t.Fatal(err)
 	}
 	loaded, err := dialect.Load(ctx, dialect.LoadOptions{Name: "mariadb", PluginDirs: []string{pluginDir}})

@@ -16,6 +16,8 @@ func groupCommitTests() []Test {
 		{"eventstore/group_commit_cancel_queued", testGroupCommitCancelQueued},
 		{"eventstore/group_commit_batches_form", testGroupCommitBatchesForm},
 		{"eventstore/group_commit_panic_answers_callers", testGroupCommitPanicAnswersCallers},
+		{"eventstore/group_commit_exact_conflicts", testGroupCommitExactConflicts},
+		{"eventstore/group_commit_exact_one_statement", testGroupCommitExactOneStatement},
 		{"hwm/interleaved_group_commit_tail_reader", testInterleavedGroupCommit},
 	}
 }

@@ -53,7 +53,9 @@ func openEngine(t T, env *Env, cfg engine.Config) *engine.Engine {
 	}
 	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
+	start := time.Now()
 	e, err := engine.Open(ctx, env.DB, env.Catalogue, cfg)
+	env.setup.firstOpen(time.Since(start))
 	if err != nil {
 		t.Fatalf("engine.Open: %v", err)
 	}

@@ -18,6 +18,7 @@ import (
 func hwmTests() []Test {
 	return []Test{
 		{"hwm/interleaved_commits_tail_reader", testInterleavedCommits},
+		{"hwm/dsn_params_two_engines_no_busy", testDSNParamsTwoEngines},
 		{"hwm/interleaved_autocommit_tail_reader", testInterleavedAutocommit},
 		{"hwm/long_transaction_holds_mark", testLongTransactionHoldsMark},
 		{"hwm/two_advancers_lease", testTwoAdvancers},

@@ -21,7 +21,8 @@ var freshAreas = []string{
 	"catalogue/", "schema/", "naming/", "concurrency/", "readonly/", "querytable/",
 	"eventstore/follow_streams_rows", "eventstore/follow_buffered",
 	"hwm/interleaved_commits_tail_reader_streamed", "hwm/interleaved_autocommit_tail_reader_streamed",
-	"consumer/leases_spread_kill9_three_processes",
+	"consumer/leases_spread_kill9_three_processes", "hwm/interleaved_group_commit_tail_reader_streamed",
+	"consumer/rebalance_joins_no_duplicates_three_processes", "consumer/idle_caught_up_lag_zero_after_stop",
 }
 
 // preparedSchema is a database laid out once per target by engine.Open

@@ -21,11 +21,9 @@ import (
 // database: the same tables, columns, indexes, sequence states and seed
 // rows (instants aside: they say when each was laid out).
 func TestPreparedCopyMatchesFresh(t *testing.T) {
-	if err := buildErr["postgres"]; err != nil {
+	if err := pluginErr("postgres"); err != nil {
 		t.Fatal(err)
 	}
-	lanes["postgres"].Lock()
-	defer lanes["postgres"].Unlock()
 	ctx, cancel := testtime.Context(context.Background(), 5*time.Minute)
 	defer cancel()
 	loaded, err := dialect.Load(ctx, dialect.LoadOptions{Name: "postgres", PluginDirs: []string{pluginDir}})

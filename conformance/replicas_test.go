@@ -129,6 +129,7 @@ func roundRobinDB(t *testing.T, driverName string, dsns ...string) *sql.DB {
 // which one is 2 s behind, while writer processes append on the primary:
 // Follow and a ReadAll loop must see every event exactly once.
 func TestReplicas(t *testing.T) {
+	t.Parallel() // its own servers: it runs beside the other parallel tests, after TestConformance
 	for _, drv := range []string{"pgx", "postgres"} {
 		t.Run("postgres ("+map[string]string{"pgx": "pgx", "postgres": "lib/pq"}[drv]+")", func(t *testing.T) {
 			testReplicaReads(t, drv)
@@ -137,7 +138,7 @@ func TestReplicas(t *testing.T) {
 }
 
 func testReplicaReads(t *testing.T, drv string) {
-	if err := buildErr["postgres"]; err != nil {
+	if err := pluginErr("postgres"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := testtime.Context(context.Background(), 5*time.Minute)

@@ -60,6 +60,7 @@ func schemaTests() []Test {
 		{"schema/invalid_identifiers_refused", testInvalidIdentifiers},
 		{"schema/long_derived_names", testLongDerivedNames},
 		{"schema/prefixes", testPrefixes},
+		{"schema/case_insensitive_key_collation_refused", testKeyCollationRefused},
 	}
 }
 

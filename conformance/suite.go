@@ -83,6 +83,31 @@ type Env struct {
 	// prepared is the configuration the database was laid out with when it
 	// is a copy of the target's prepared schema (nil: a fresh database).
 	prepared *engine.Config
+	// setup is what getting the database and the test's first engine.Open
+	// took (the matrix's timing section reports it apart from the tests).
+	setup setupClock
+}
+
+// setupClock adds up a test's setup time; safe for concurrent use.
+type setupClock struct {
+	mu     sync.Mutex
+	d      time.Duration
+	opened bool
+}
+
+// firstOpen adds d when it is the test's first engine.Open.
+func (c *setupClock) firstOpen(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.opened {
+		c.opened, c.d = true, c.d+d
+	}
+}
+
+func (c *setupClock) total() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.d
 }
 
 // Test is one conformance test.
@@ -141,6 +166,9 @@ type Result struct {
 	// Duration is the test's wall time (shown in the matrix's timing
 	// section, so a slow CI run says where its time went).
 	Duration time.Duration
+	// Setup is the part of Duration spent getting the test's database and
+	// in its first engine.Open (laying out or checking the schema).
+	Setup time.Duration
 }
 
 // Matrix collects results; safe for concurrent use.
@@ -216,17 +244,18 @@ func (m *Matrix) writeTimes(b *strings.Builder, names []string) {
 	rs := append([]Result(nil), m.Results...)
 	m.mu.Unlock()
 	var total time.Duration
-	per := map[string]time.Duration{}
+	per, setup := map[string]time.Duration{}, map[string]time.Duration{}
 	for _, r := range rs {
 		per[r.Target] += r.Duration
+		setup[r.Target] += r.Setup
 		total += r.Duration
 	}
 	if total == 0 {
 		return
 	}
-	b.WriteString("-- time per target:")
+	b.WriteString("-- time per target (of it setup: databases and first engine.Open):")
 	for _, n := range names {
-		fmt.Fprintf(b, " %s %.0fs;", n, per[n].Seconds())
+		fmt.Fprintf(b, " %s %.0fs (%.0fs);", n, per[n].Seconds(), setup[n].Seconds())
 	}
 	fmt.Fprintf(b, " total %.0fs\n-- slowest tests:", total.Seconds())
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Duration > rs[j].Duration })
@@ -287,8 +316,12 @@ func Run(t *testing.T, target Target) *Matrix {
 		t.Run(test.Name, func(tt *testing.T) {
 			gt := &goT{T: tt}
 			start := time.Now()
+			var env *Env
 			defer func() {
 				r := Result{Target: name, Test: test.Name, Status: Pass, Duration: time.Since(start)}
+				if env != nil {
+					r.Setup = env.setup.total()
+				}
 				switch {
 				case tt.Failed():
 					r.Status, r.Reason = Fail, "see test log"
@@ -300,7 +333,8 @@ func Run(t *testing.T, target Target) *Matrix {
 				}
 				m.Add(r)
 			}()
-			env := newEnv(gt, target, loaded.Catalogue, prepared.forTest(test.Name))
+			env = newEnv(gt, target, loaded.Catalogue, prepared.forTest(test.Name))
+			env.setup.d = time.Since(start)
 			test.Run(gt, env)
 		})
 	}

@@ -59,6 +59,7 @@ func hangForeverInWorker() { select {} }
 // goroutines in the error, instead of hanging the test binary (which CI
 // saw: 24 minutes in RunWorkers, then go test's own timeout).
 func TestRunWorkersEndsAHangWithTheWorkersGoroutines(t *testing.T) {
+	t.Parallel() // it only waits out its bound: it runs beside the other parallel tests
 	dsn := filepath.Join(t.TempDir(), "hang.db")
 	ctx, cancel := testtime.Context(context.Background(), 3*time.Second)
 	defer cancel()

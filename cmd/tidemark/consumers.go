@@ -94,7 +94,7 @@ func withOperator(ctx context.Context, s *settings, mode engine.Config, fn func(
 	if err := sqliteFileExists(driver, dsn); err != nil {
 		return fmt.Errorf("no Tidemark schema at %s (create it with `tidemark migrate`): %w", redactDSN(dsn), err)
 	}
-	db, err := sql.Open(driver, dsn)
+	db, err := sql.Open(driver, l.Catalogue.Identity.ApplyDSNParams(driver, dsn))
 	if err != nil {
 		return fmt.Errorf("opening the %s driver: %w", driver, err)
 	}

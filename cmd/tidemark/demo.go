@@ -91,7 +91,7 @@ func runDemo(ctx context.Context, out io.Writer, c *config.Config) error {
 	if driver == "" {
 		driver = id.DriverName
 	}
-	db, err := sql.Open(driver, dsn)
+	db, err := sql.Open(driver, id.ApplyDSNParams(driver, dsn))
 	if err != nil {
 		return err
 	}

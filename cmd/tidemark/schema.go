@@ -113,7 +113,7 @@ func migrateCmd() *cobra.Command {
 			if driver == "" {
 				driver = l.Catalogue.Identity.DriverName
 			}
-			db, err := sql.Open(driver, dsn)
+			db, err := sql.Open(driver, l.Catalogue.Identity.ApplyDSNParams(driver, dsn))
 			if err != nil {
 				return fmt.Errorf("opening the %s driver: %w", driver, err)
 			}

@@ -93,7 +93,11 @@ func pgCredential() (*syscall.Credential, *user.User, error) {
 // tempDirFor makes a temporary directory owned by u (or the current user
 // when u is nil) and makes sure u can reach it.
 func tempDirFor(pattern string, u *user.User) (string, error) {
-	base := os.TempDir()
+	return tempDirIn(os.TempDir(), pattern, u)
+}
+
+// tempDirIn is tempDirFor in base (or /tmp when u cannot reach base).
+func tempDirIn(base, pattern string, u *user.User) (string, error) {
 	if u != nil && !traversable(base) {
 		base = "/tmp"
 	}
@@ -264,13 +268,16 @@ func (s *pgServer) close() error {
 		s.admin.Close()
 	}
 	if s.proc != nil {
-		errs = append(errs, s.proc.stop())
+		// Killed, not asked: the directory is deleted next, and a graceful
+		// stop writes out every database of the run first (a shutdown
+		// checkpoint, InnoDB's buffer pool), which only costs time.
+		errs = append(errs, s.proc.kill())
 	}
 	if s.cleanup != nil {
 		s.cleanup()
 	}
 	if s.dir != "" {
-		errs = append(errs, os.RemoveAll(s.dir))
+		errs = append(errs, removeLater(s.dir))
 	}
 	return joinErrs(errs)
 }

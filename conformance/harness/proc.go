@@ -222,7 +222,7 @@ func markOwner(dir string) {
 func sweepStale() { sweepOnce.Do(sweepStaleNow) }
 
 func sweepStaleNow() {
-	for _, base := range []string{os.TempDir(), "/tmp"} {
+	for _, base := range []string{os.TempDir(), "/tmp", memDirBase} {
 		matches, _ := filepath.Glob(filepath.Join(base, "tidemark-*-*"))
 		for _, dir := range matches {
 			b, err := os.ReadFile(filepath.Join(dir, ownerFile))
@@ -238,4 +238,18 @@ func sweepStaleNow() {
 			}
 		}
 	}
+}
+
+// removeLater deletes dir in a process of its own that outlives this one, so
+// a test binary does not wait for it: a PostgreSQL directory holds every
+// database of a run, hundreds of thousands of files, and deleting them took
+// minutes on a loaded disk. If rm cannot start, dir is deleted here.
+func removeLater(dir string) error {
+	cmd := exec.Command("rm", "-rf", "--", dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return os.RemoveAll(dir)
+	}
+	go func() { _ = cmd.Wait() }()
+	return nil
 }

@@ -52,7 +52,7 @@ func (r *Registry) readCheckpoint(ctx context.Context, q engine.Querier, id, sou
 	err := r.e.QueryRow(ctx, q, dialect.CheckpointReadOne, nil, map[string]any{
 		"consumer_id": id, "source_name": source, "partition_no": partition}).Scan(&pos, &epoch)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Checkpoint{}, fmt.Errorf("checkpoint %s/%s/%d: %w", id, source, partition, ErrNotFound)
+		return Checkpoint{}, fmt.Errorf("consumer %s: checkpoint %s/%d: %w", r.label(ctx, id), source, partition, ErrNotFound)
 	}
 	return Checkpoint{Source: source, Partition: partition, Position: pos.Int64, Recorded: pos.Valid, Epoch: epoch.Int64}, err
 }

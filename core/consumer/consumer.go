@@ -105,7 +105,7 @@ func (r *Registry) checkNames(typ, name string, sources []SourceRef) error {
 			return &InvalidNameError{Field: "source partitions", Value: s.Name, Reason: fmt.Sprintf("has %d partitions, want 1..32767", s.Partitions)}
 		}
 	}
-	return nil
+	return checkSourceNames(sources)
 }
 
 // Subscribe creates the consumer's row (running, state_since now) unless

@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -64,12 +65,25 @@ type TransitionError struct {
 }
 
 func (e *TransitionError) Error() string {
-	name := e.ID
-	if e.Consumer != (Ref{}) {
-		name = e.Consumer.String()
+	if e.Consumer == (Ref{}) {
+		return fmt.Sprintf("consumer %s: cannot go from %s to %s (it is %s)", e.ID, e.From, e.To, e.Actual)
 	}
-	return fmt.Sprintf("consumer %s: cannot go from %s to %s (it is %s)", name, e.From, e.To, e.Actual)
+	return fmt.Sprintf("consumer %s: cannot go from %s to %s (it is %s; id %s)", e.Consumer, e.From, e.To, e.Actual, e.ID)
 }
 
 // Unwrap makes errors.Is(err, ErrTransition) hold.
 func (e *TransitionError) Unwrap() error { return ErrTransition }
+
+// label names the consumer as the operator typed it, with its id:
+// "projection/orders (id 0f…)".
+func (c Consumer) label() string { return c.Ref().String() + " (id " + c.ID + ")" }
+
+// label names consumer id for an error message (see Consumer.label); the
+// id alone when its row cannot be read.
+func (r *Registry) label(ctx context.Context, id string) string {
+	c, err := r.Get(context.WithoutCancel(ctx), id)
+	if err != nil {
+		return id
+	}
+	return c.label()
+}

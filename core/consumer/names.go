@@ -36,3 +36,22 @@ func checkName(field, v string, limit int, ignoresTrailingSpaces bool, engineNam
 	}
 	return nil
 }
+
+// checkSourceNames refuses, before any SQL, two sources of one
+// subscription whose names are equal ignoring case: an engine comparing
+// names ignoring case would keep one checkpoint for both, and the same
+// subscription must mean the same on every engine.
+func checkSourceNames(sources []SourceRef) error {
+	for i, a := range sources {
+		for _, b := range sources[:i] {
+			if a.Name == b.Name {
+				return &InvalidNameError{Field: "source name", Value: a.Name, Reason: "is given twice"}
+			}
+			if strings.EqualFold(a.Name, b.Name) {
+				return &InvalidNameError{Field: "source name", Value: a.Name,
+					Reason: fmt.Sprintf("differs from the source %q only in case, which an engine comparing names ignoring case would merge into one checkpoint", b.Name)}
+			}
+		}
+	}
+	return nil
+}

@@ -34,6 +34,29 @@ func TestCheckName(t *testing.T) {
 	}
 }
 
+// TestCheckSourceNames: sources of one subscription equal ignoring case,
+// or given twice, are refused; distinct ones pass.
+func TestCheckSourceNames(t *testing.T) {
+	for _, c := range []struct {
+		names  []string
+		refuse bool
+	}{
+		{[]string{"event-store", "event-capture"}, false},
+		{[]string{"src", "Src"}, true},
+		{[]string{"src", "other", "SRC"}, true},
+		{[]string{"src", "src"}, true},
+	} {
+		var refs []SourceRef
+		for _, n := range c.names {
+			refs = append(refs, SourceRef{Name: n, Partitions: 1})
+		}
+		err := checkSourceNames(refs)
+		if got := errors.Is(err, ErrInvalidName); got != c.refuse {
+			t.Errorf("%v: %v, want refused %v", c.names, err, c.refuse)
+		}
+	}
+}
+
 // TestWorkerOfSpreadsOnePartition: the keys of one partition (same low bits
 // of FNV-1a) must not all land on one worker.
 func TestWorkerOfSpreadsOnePartition(t *testing.T) {

@@ -93,7 +93,7 @@ func (r *Runner) load(ctx context.Context, epoch int64) error {
 	for _, s := range r.opts.Sources {
 		for p := range s.Partitions() {
 			if parts[partKey{s.Name(), p}] == nil {
-				return fmt.Errorf("consumer %s: no checkpoint for %s/%d (unsubscribed while running?)", r.c.Name, s.Name(), p)
+				return fmt.Errorf("consumer %s: no checkpoint for %s/%d (unsubscribed while running?)", r.c.label(), s.Name(), p)
 			}
 		}
 	}

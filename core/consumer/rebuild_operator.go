@@ -39,7 +39,7 @@ func (o *Operator) CompleteRebuild(ctx context.Context, ref Ref) (RebuildStep, e
 		return RebuildStep{}, err
 	}
 	if c.State != Rebuilding {
-		return RebuildStep{}, &TransitionError{ID: c.ID, From: Rebuilding, To: Running, Actual: c.State}
+		return RebuildStep{}, &TransitionError{ID: c.ID, Consumer: c.Ref(), From: Rebuilding, To: Running, Actual: c.State}
 	}
 	if err := o.r.CompleteRebuild(ctx, c.ID, c.Epoch); err != nil {
 		return RebuildStep{}, fmt.Errorf("consumer %s: %w", ref, err)

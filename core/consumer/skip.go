@@ -120,7 +120,7 @@ func (r *Registry) recordSkip(ctx context.Context, q engine.Querier, id string, 
 		"id": sid, "consumer_id": id, "source_name": s.Source, "partition_no": s.Partition,
 		"message_position": s.Position, "resolved_key": s.Key, "every_key": s.EveryKey})
 	if err != nil {
-		return fmt.Errorf("consumer %s: skip %s/%d@%d: %w", id, s.Source, s.Partition, s.Position, err)
+		return fmt.Errorf("consumer %s: skip %s/%d@%d: %w", r.label(ctx, id), s.Source, s.Partition, s.Position, err)
 	}
 	return nil
 }

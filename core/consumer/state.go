@@ -44,7 +44,7 @@ func (r *Registry) transition(ctx context.Context, id string, to State, reason H
 		return err
 	}
 	if !startsFrom(to, c.State) {
-		return &TransitionError{ID: id, From: c.State, To: to, Actual: c.State}
+		return &TransitionError{ID: id, Consumer: c.Ref(), From: c.State, To: to, Actual: c.State}
 	}
 	var state, halt any
 	if to != Running {
@@ -63,14 +63,14 @@ func (r *Registry) transition(ctx context.Context, id string, to State, reason H
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("consumer %s: %s: %w", id, to, err)
+		return fmt.Errorf("consumer %s: %s: %w", c.label(), to, err)
 	}
 	if n == 0 {
 		now, err := r.Get(ctx, id)
 		if err != nil {
 			return err
 		}
-		return &TransitionError{ID: id, From: c.State, To: to, Actual: now.State}
+		return &TransitionError{ID: id, Consumer: c.Ref(), From: c.State, To: to, Actual: now.State}
 	}
 	return nil
 }
@@ -100,7 +100,7 @@ func (r *Registry) BeginRebuild(ctx context.Context, id string) (int64, error) {
 		return 0, err
 	}
 	if !startsFrom(Rebuilding, c.State) {
-		return 0, &TransitionError{ID: id, From: c.State, To: Rebuilding, Actual: c.State}
+		return 0, &TransitionError{ID: id, Consumer: c.Ref(), From: c.State, To: Rebuilding, Actual: c.State}
 	}
 	epoch := c.Epoch + 1
 	refused := false
@@ -121,11 +121,11 @@ func (r *Registry) BeginRebuild(ctx context.Context, id string) (int64, error) {
 		return r.deleteDelivery(ctx, tx, id)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("consumer %s: begin rebuild: %w", id, err)
+		return 0, fmt.Errorf("consumer %s: begin rebuild: %w", c.label(), err)
 	}
 	if refused {
 		now, _ := r.Get(ctx, id)
-		return 0, &TransitionError{ID: id, From: c.State, To: Rebuilding, Actual: now.State}
+		return 0, &TransitionError{ID: id, Consumer: c.Ref(), From: c.State, To: Rebuilding, Actual: now.State}
 	}
 	return epoch, nil
 }
@@ -153,7 +153,11 @@ func (r *Registry) CompleteRebuild(ctx context.Context, id string, epoch int64) 
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return &TransitionError{ID: id, From: Rebuilding, To: Running, Actual: ""}
+			terr := &TransitionError{ID: id, From: Rebuilding, To: Running}
+			if c, err := r.Get(ctx, id); err == nil {
+				terr.Consumer, terr.Actual = c.Ref(), c.State
+			}
+			return terr
 		}
 		return r.e.Errors.Wrap(tx.Commit())
 	})

@@ -46,7 +46,7 @@ func (r *Registry) Status(ctx context.Context, id string, sources ...Source) ([]
 	db.Mapper = reflectx.NewMapperTagFunc("db", fold, fold)
 	var out []PartitionStatus
 	if err := db.SelectContext(ctx, &out, c.SQL, args...); err != nil {
-		return nil, fmt.Errorf("consumer %s: status: %w", id, r.e.Errors.Wrap(err))
+		return nil, fmt.Errorf("consumer %s: status: %w", r.label(ctx, id), r.e.Errors.Wrap(err))
 	}
 	marks := map[string]int64{}
 	for _, s := range sources {

@@ -44,7 +44,7 @@ func (r *Runner) missingHistory(ctx context.Context, err error) error {
 		return err
 	})
 	if werr != nil {
-		return fmt.Errorf("consumer %s: marking missing history of %s: %w", r.c.Name, re.source.Name(), werr)
+		return fmt.Errorf("consumer %s: marking missing history of %s: %w", r.c.label(), re.source.Name(), werr)
 	}
 	if halted {
 		r.setHalted(MissingHistory, "source", re.source.Name(), "read_after", mh.Position, "topic_start", mh.TopicStart)

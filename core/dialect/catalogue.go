@@ -62,10 +62,30 @@ type Catalogue struct {
 	// max_allowed_packet). The engine reads it at Open, and an append
 	// larger than it is refused before any SQL, naming Setting.
 	StatementLimit StatementLimit `json:"statement_limit,omitempty"`
+	// KeyCollation, when its Query is set, finds the key columns of the
+	// core's tables that compare text ignoring case (see KeyCollationCheck).
+	KeyCollation KeyCollationCheck `json:"key_collation,omitempty"`
 
 	// Facts are what the engine stores (issue 9: engine facts live in the
 	// catalogue), read by the query-table check and the conformance suite.
 	Facts EngineFacts `json:"facts"`
+}
+
+// KeyCollationCheck finds key columns whose collation would merge keys
+// that differ only in case ("src" and "Src" one checkpoint), on an engine
+// whose collation is a column's property that an operator can change
+// after the core's DDL set it (ALTER TABLE … CONVERT TO … _ci), or that a
+// table made before the core's DDL already has. The core runs Query at
+// every Open, once the schema is made or verified, and refuses to start
+// when a returned row names one of its tables.
+type KeyCollationCheck struct {
+	// Query has no binds and returns (table, column, collation), one row
+	// per indexed text column of the current database or schema that
+	// compares ignoring case; no row when every key compares exactly.
+	Query string `json:"query"`
+	// Remedy is what an operator does, e.g. the statement that converts
+	// a column back to a binary collation.
+	Remedy string `json:"remedy"`
 }
 
 // StatementLimit is a server setting that bounds one statement's size.
@@ -225,6 +245,11 @@ type Identity struct {
 	// (PickDriver) and says so when it links none.
 	Drivers []string `json:"drivers,omitempty"`
 	DSNHint string   `json:"dsn_hint"` // an example DSN for that driver
+	// DSNParams are the query parameters of DriverName's DSN a guarantee
+	// relies on (SQLite: a busy timeout and BEGIN IMMEDIATE, without which
+	// concurrent writers fail with SQLITE_BUSY at once). ApplyDSNParams
+	// adds those a DSN lacks; the CLI applies them to every DSN it opens.
+	DSNParams []DSNParam `json:"dsn_params,omitempty"`
 	// Placeholder is the bind-parameter style of the driver.
 	Placeholder PlaceholderStyle `json:"placeholder"`
 	QuoteOpen   string           `json:"quote_open"`  // identifier quote, e.g. `"`

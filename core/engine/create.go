@@ -40,6 +40,9 @@ func (e *Engine) create(ctx context.Context, cfg Config, steps []schema.Step) er
 		if err := e.ensureSchema(ctx, q, cfg, steps); err != nil {
 			return err
 		}
+		if err := e.checkKeyCollation(ctx, q); err != nil {
+			return err
+		}
 		return e.seed(ctx, q, cfg)
 	})
 }

@@ -96,6 +96,9 @@ func (e *Engine) openReadOnly(ctx context.Context, cfg Config) error {
 	} else if err != nil {
 		return err
 	}
+	if err := e.checkKeyCollation(ctx, e.DB); err != nil {
+		return err
+	}
 	modes := map[dialect.Area]schema.Mode{}
 	for a := range cfg.Modes {
 		modes[a] = cfg.Modes[a]

@@ -23,6 +23,7 @@ type row struct {
 	index    int    // position in the append's event order
 	computed bool   // sequence_no computed by the database (NextSequence)
 	checked  bool   // sequence_no checked by the database (CheckedSequence)
+	checkAll bool   // so is every row's of its statement (a checked batch)
 	stream   string // stream key, for computed rows
 }
 
@@ -437,6 +438,10 @@ const (
 func (s *Store) shape(r row) engine.InsertShape {
 	ins := s.e.Cat.EventInsert
 	sh := engine.InsertShape{Tables: map[string]string{"event_store_table": r.table}, Variant: variantPlain}
+	if r.checkAll {
+		sh.Exprs, sh.Variant = map[string]string{"sequence_no": ins.CheckedSequence}, variantCheckedRows
+		return sh
+	}
 	if r.computed {
 		sh.Exprs, sh.Variant = map[string]string{"sequence_no": ins.NextSequence}, variantComputed
 		if !s.e.Positions.DrawnByInsert() {

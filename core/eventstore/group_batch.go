@@ -24,7 +24,8 @@ import (
 // cannot move before the commit. Where the insert draws positions
 // (PostgreSQL's sequence) there is no such lock: a stream another process
 // moves between the read and the insert makes the insert fail, and then
-// every caller runs alone, with Append's own checks and errors.
+// every caller runs alone, with Append's own checks and errors. A batch of
+// exact versions only is first tried without the read (group_checked.go).
 
 // batchRow is a row of a batch and the caller it belongs to.
 type batchRow struct {
@@ -106,6 +107,9 @@ func (s *Store) batchOnce(ctx context.Context, batch []*pending) (err error) {
 	for _, p := range batch {
 		p.res, p.err = Appended{}, nil
 		total += p.events
+	}
+	if done, err := s.tryCheckedBatch(ctx, batch, total); done {
+		return err
 	}
 	computed := s.computedStreams(batch)
 	if s.oneStatementBatch(batch, computed, total) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/internal/testtime"
 	"github.com/tidemarkdb/tidemark/jdbcbridge"
+	"github.com/tidemarkdb/tidemark/plugins/internal/enginetest"
 )
 
 // TestReadsNeverWaitForWriters: in MVCC mode a plain read returns the committed rows while a
@@ -113,7 +114,7 @@ func adminSessionDB(t *testing.T) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	db, err := sql.Open("jdbcbridge", srv.DSN(realEngine.URL("readers"), realEngine.User, ""))
+	db, err := sql.Open("jdbcbridge", enginetest.BridgeDSN(srv, realEngine.URL("readers"), realEngine.User))
 	if err != nil {
 		t.Fatal(err)
 	}

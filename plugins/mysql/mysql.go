@@ -110,6 +110,20 @@ const now = `UTC_TIMESTAMP(6)`
 // time_zone='+00:00' keeps the session clock (NOW(), column defaults) in UTC.
 const DSNHint = "user:password@tcp(127.0.0.1:3306)/db?parseTime=true&loc=UTC&charset=utf8mb4&collation=utf8mb4_bin&time_zone=%27%2B00%3A00%27"
 
+// keyCollation finds indexed columns of the current database whose
+// collation ignores case (every such MariaDB and MySQL collation ends in
+// _ci: utf8mb4_general_ci, utf8mb4_0900_ai_ci, uca1400_ai_ci…). Columns of
+// 36 characters hold UUIDs, which the core writes in canonical lower case
+// (the DDL leaves them on the table's default collation): they are exempt.
+var keyCollation = dialect.KeyCollationCheck{
+	Query: `SELECT c.TABLE_NAME, c.COLUMN_NAME, c.COLLATION_NAME FROM information_schema.COLUMNS c
+WHERE c.TABLE_SCHEMA = DATABASE() AND c.COLLATION_NAME LIKE '%\_ci' AND c.CHARACTER_MAXIMUM_LENGTH <> 36
+AND EXISTS (SELECT 1 FROM information_schema.STATISTICS s
+ WHERE s.TABLE_SCHEMA = c.TABLE_SCHEMA AND s.TABLE_NAME = c.TABLE_NAME AND s.COLUMN_NAME = c.COLUMN_NAME)
+ORDER BY c.TABLE_NAME, c.COLUMN_NAME`,
+	Remedy: "convert the column back to a binary collation, e.g. ALTER TABLE <table> MODIFY <column> <its type> CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin (MariaDB) or utf8mb4_0900_bin (MySQL), after checking that no two keys differ only in case",
+}
+
 // Catalogue is the catalogue of flavor f.
 func Catalogue(f Flavor) dialect.Catalogue {
 	c := dialect.ANSI()
@@ -138,6 +152,13 @@ func Catalogue(f Flavor) dialect.Catalogue {
 	// A statement with its values must fit in one packet: a larger one
 	// fails with error 1153 (or the driver's ErrPktTooLarge) only once sent.
 	c.StatementLimit = dialect.StatementLimit{Setting: "max_allowed_packet", Query: "SELECT @@max_allowed_packet"}
+
+	// keyText gives every key column a binary collation, but a table made
+	// before the core's DDL ran, or converted afterwards (ALTER TABLE …
+	// CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, as a
+	// database-wide collation change does), compares its keys ignoring
+	// case: "src" and "Src" would share one checkpoint.
+	c.KeyCollation = keyCollation
 
 	// The OK packet of the UPDATE carries LAST_INSERT_ID(val + n): one
 	// round trip fewer while the counter row is locked.

@@ -30,6 +30,21 @@ func New() *SQLite { return &SQLite{dialect.Base{Catalogue: Catalogue()}} }
 // now is the database clock in a fixed, lexically ordered UTC form.
 const now = `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`
 
+// dsnParams are the DSN parameters the SQLite guarantees rely on. Without
+// a busy timeout a writer meeting another connection's lock fails with
+// SQLITE_BUSY at once (the advancer then fails every cycle while appends
+// go on); without _txlock=immediate a transaction that reads first and
+// writes later fails with SQLITE_BUSY whatever the timeout (a deferred
+// BEGIN cannot wait to upgrade its read lock). WAL and foreign keys are
+// the DSNHint's too, but a database file keeps WAL once set and the
+// core's writes do not rely on the foreign keys.
+var dsnParams = []dialect.DSNParam{
+	{Name: "_pragma", Value: "busy_timeout(10000)", Match: "busy_timeout(",
+		Why: "a writer meeting another connection's lock waits up to 10 s instead of failing with SQLITE_BUSY at once"},
+	{Name: "_txlock", Value: "immediate",
+		Why: "a transaction takes the write lock at BEGIN, so writers queue instead of failing with SQLITE_BUSY when they upgrade"},
+}
+
 // Catalogue is the SQLite catalogue.
 func Catalogue() dialect.Catalogue {
 	c := dialect.ANSI()
@@ -39,6 +54,7 @@ func Catalogue() dialect.Catalogue {
 	c.Identity.DriverName = "sqlite"
 	c.Identity.Drivers = []string{"sqlite"}
 	c.Identity.DSNHint = "file:tidemark.db?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+	c.Identity.DSNParams = dsnParams
 	c.Identity.Embedded = true
 	c.Identity.FoldsUnquotedTo = ""      // names are stored as written
 	c.Identity.StatementTerminator = ";" // no statement has a procedural body

@@ -16,10 +16,12 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
 	"github.com/tidemarkdb/tidemark/internal/ddlgolden"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 	"github.com/tidemarkdb/tidemark/jdbcbridge"
 )
 
@@ -100,7 +102,7 @@ func (e Engine) Open(t *testing.T) *sql.DB {
 	dbSeq++
 	name := fmt.Sprintf("%s_%d_%d", e.DBPrefix, os.Getpid(), dbSeq)
 	bridgesMu.Unlock()
-	db, err := sql.Open("jdbcbridge", bridge.DSN(e.URL(name), e.User, ""))
+	db, err := sql.Open("jdbcbridge", BridgeDSN(bridge, e.URL(name), e.User))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,4 +346,12 @@ func ClassifyMessages(t *testing.T, c dialect.Catalogue, cases []MessageCase) {
 			t.Errorf("%q: %q, want %q", c.Err, got, c.Want)
 		}
 	}
+}
+
+// BridgeDSN is s.DSN with the harness's session settings: a dial timeout of
+// a minute scaled by the machine's load (testtime), not the driver's 10 s,
+// which a session's handshake can take longer than on a loaded machine.
+func BridgeDSN(s *jdbcbridge.Server, jdbcURL, user string) string {
+	cfg := jdbcbridge.Config{Addr: s.Addr, URL: jdbcURL, User: user, Token: s.Token, DialTimeout: testtime.D(time.Minute)}
+	return cfg.FormatDSN()
 }

@@ -1,0 +1,136 @@
+package eventstore
+
+import (
+	"context"
+	"time"
+)
+
+// This file runs a group commit whose exact expected versions the insert
+// itself checks: one autocommit statement, no BEGIN, no version read, no
+// COMMIT. Each row's sequence number is RowInsert.CheckedSequence: NULL
+// (refused by NOT NULL) unless the stream's version, as the statement
+// sees it, is the one the batch expects. A stream that is already further
+// collides on UNIQUE (aggregate_id, sequence_no). Either refusal fails the
+// whole statement and nothing is stored; the batch then runs the read path
+// (batchRows), which reads the actual versions, refuses the callers whose
+// expectation fails with the version it read, and commits the others.
+
+// variantCheckedRows is the insert shape with CheckedSequence in every row.
+const variantCheckedRows = "checked-rows"
+
+// checksInInsert tells whether a batch's exact versions can be checked by
+// its insert instead of read first: the dialect has CheckedSequence and
+// the insert draws the positions (one autocommit statement, which does not
+// see its own rows, so every row of a stream checks the version the
+// stream had before the statement). On a counter row the versions are
+// read under the counter's lock, as before.
+func (s *Store) checksInInsert() bool {
+	return s.e.Positions.DrawnByInsert() && s.e.Cat.EventInsert.CheckedSequence != ""
+}
+
+// tryCheckedBatch runs batch as one checked insert where it can. done is
+// false when the batch must take the read path: it cannot be checked, or
+// the insert refused it for a reason that is not transient (a version, a
+// taken aggregate id, a duplicate event id: the read path tells which
+// caller, with the version it reads). A transient error is the batch's.
+func (s *Store) tryCheckedBatch(ctx context.Context, batch []*pending, total int) (done bool, err error) {
+	rows, ok, err := s.checkedBatchRows(batch, total)
+	if err != nil {
+		return true, err
+	}
+	if ok {
+		err = s.checkedBatch(ctx, batch, rows)
+		if err == nil || s.transient(err) {
+			return true, err
+		}
+	}
+	for _, p := range batch {
+		p.res, p.err = Appended{}, nil
+	}
+	return false, nil
+}
+
+// checkedBatchRows returns the rows of batch for one checked insert, and
+// false when the batch cannot take that path: a stream appended with Any
+// or StreamExists (those need a read, or a computed number), more rows
+// than one statement carries, or a caller whose expectation cannot hold
+// after the earlier callers of the batch (the read path refuses it).
+func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool, error) {
+	if !s.checksInInsert() || total > s.events.MaxRows(s.shape(row{checkAll: true})) {
+		return nil, false, nil
+	}
+	type state struct {
+		before, cur int64 // version before the statement; after the rows so far
+		table       string
+	}
+	states := map[string]*state{}
+	var rows []batchRow
+	now := time.Now().UTC()
+	for ci, p := range batch {
+		versions := map[string]int64{}
+		for _, st := range p.streams {
+			if len(st.Events) == 0 {
+				continue
+			}
+			want, ok := st.Expected.Exact()
+			if st.Expected == NoStream {
+				want, ok = -1, true
+			}
+			if !ok {
+				return nil, false, nil
+			}
+			table := s.eventTable(st.AggregateType)
+			k := table + "\x00" + st.AggregateID
+			cur := states[k]
+			switch {
+			case cur == nil:
+				cur = &state{before: want, cur: want, table: table}
+				states[k] = cur
+			case cur.cur != want:
+				return nil, false, nil
+			}
+			if len(rows) > 0 && rows[0].table != table {
+				return nil, false, nil // one statement, one table
+			}
+			part := PartitionKey(st.AggregateID, s.e.Partitions)
+			for _, ev := range st.Events {
+				cur.cur++
+				r, err := s.eventRow(table, st, ev, cur.cur, part, now)
+				if err != nil {
+					return nil, false, err
+				}
+				r.vals[pExpectedVersion], r.checkAll = cur.before, true
+				rows = append(rows, batchRow{row: r, caller: ci})
+			}
+			versions[streamKey(st.AggregateType, st.AggregateID)] = cur.cur
+		}
+		p.res.Versions = versions
+	}
+	return rows, len(rows) > 0, nil
+}
+
+// checkedBatch inserts rows, from checkedBatchRows, in one autocommit
+// statement and gives each caller its positions. On an error nothing is
+// stored and the callers' results are cleared.
+func (s *Store) checkedBatch(ctx context.Context, batch []*pending, rows []batchRow) error {
+	plain := make([]row, len(rows))
+	for i := range rows {
+		plain[i] = rows[i].row
+		plain[i].index = i
+	}
+	all := Appended{Positions: make([]int64, len(rows)), Versions: map[string]int64{}}
+	if s.group != nil && s.group.fault != nil {
+		s.group.fault()
+	}
+	if err := s.insertRows(ctx, s.e.DB, plain, all, nil); err != nil {
+		for _, p := range batch {
+			p.res = Appended{}
+		}
+		return err
+	}
+	for i, r := range rows {
+		p := batch[r.caller]
+		p.res.Positions = append(p.res.Positions, all.Positions[i])
+	}
+	return nil
+}
