@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
@@ -109,7 +110,7 @@ func galeraCell(ctx context.Context) {
 	defer c.Close()
 	// The catalogue linked in process, as for the other dialects (see the
 	// package comment): the appends make no plugin call either way.
-	loaded, err := dialect.InProcess(ctx, d)
+	loaded, err := plugin.InProcess(ctx, d)
 	if err != nil {
 		fmt.Printf("\n== galera: error: %v\n", err)
 		return

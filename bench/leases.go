@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/lease"
 	"github.com/tidemarkdb/tidemark/plugins/builtin"
@@ -95,7 +95,7 @@ func runLeaseWorker(raw string) error {
 	if !ok {
 		return fmt.Errorf("dialect %q not built in", job.Dialect)
 	}
-	loaded, err := dialect.InProcess(ctx, d)
+	loaded, err := plugin.InProcess(ctx, d)
 	if err != nil {
 		return err
 	}

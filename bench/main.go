@@ -7,7 +7,7 @@
 // allocation, no version check and no mark. Rounds alternate the two sides;
 // the report gives the median and the min–max of the per-round ratios.
 //
-// The catalogue is linked in process here (dialect.InProcess): the hot path
+// The catalogue is linked in process here (plugin.InProcess): the hot path
 // makes no plugin call, so out-of-process loading changes nothing measured.
 package main
 
@@ -26,27 +26,27 @@ import (
 
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/internal/sqlcount"
 	"github.com/tidemarkdb/tidemark/plugins/builtin"
-
-	_ "github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib"
-	_ "github.com/tidemarkdb/tidemark/jdbcbridge"
-	_ "modernc.org/sqlite"
+	_ "github.com/tidemarkdb/tidemark/plugins/builtin/drivers"
 )
 
 type target struct{ dialect, engine, driver string }
 
-var allTargets = []target{
-	{"postgres", harness.EnginePostgres, "pgx"},
-	{"sqlite", harness.EngineSQLite, "sqlite"},
-	{"mariadb", harness.EngineMariaDB, "mysql"},
-	{"h2", harness.EngineH2, "jdbcbridge"},
-	{"hsqldb", harness.EngineHSQLDB, "jdbcbridge"},
-}
+// allTargets are the registry's rows marked for the bench, in its order.
+var allTargets = func() []target {
+	var out []target
+	for _, t := range builtin.Targets() {
+		if t.Bench {
+			out = append(out, target{t.Dialect, t.Engine, t.Driver})
+		}
+	}
+	return out
+}()
 
 var (
 	flagOnly     = flag.String("only", "", "comma-separated dialects (default: all runnable)")
@@ -113,7 +113,7 @@ func main() {
 }
 
 func runDialect(ctx context.Context, prov *harness.Provider, tg target, d dialect.Dialect) error {
-	loaded, err := dialect.InProcess(ctx, d)
+	loaded, err := plugin.InProcess(ctx, d)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/builtin"
 )
 
@@ -29,7 +30,7 @@ func TestBaselineStatementBelongsToItsBench(t *testing.T) {
 	if !ok {
 		t.Fatal("no built-in sqlite dialect")
 	}
-	loaded, err := dialect.InProcess(ctx, d)
+	loaded, err := plugin.InProcess(ctx, d)
 	if err != nil {
 		t.Fatal(err)
 	}

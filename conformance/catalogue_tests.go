@@ -7,7 +7,7 @@ func catalogueTests() []Test {
 }
 
 // testCatalogue runs the one catalogue check, (*dialect.Catalogue).Validate,
-// the same that dialect.Load and engine.Open run: every statement the
+// the same that plugin.Load and engine.Open run: every statement the
 // strategy needs, each template's binds and tables against its statement's
 // spec, the scripts, identity, query columns, introspection and error rules.
 // The suite's own Env got its catalogue through Load already; this names

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 )
 
 // cliT runs a test outside `go test`: Fatalf and Skipf end the test's
@@ -62,7 +62,7 @@ func (c *cliT) noteSkip(r string) {
 // RunCLI runs the suite without the testing package (for `tidemark
 // conformance`), printing progress to out, and returns the matrix.
 func RunCLI(ctx context.Context, target Target, out io.Writer) (*Matrix, error) {
-	loaded, err := dialect.Load(ctx, target.Load)
+	loaded, err := plugin.Load(ctx, target.Load)
 	if err != nil {
 		return nil, fmt.Errorf("loading plugin: %w", err)
 	}

@@ -13,7 +13,8 @@ import (
 
 	"github.com/tidemarkdb/tidemark/conformance"
 	"github.com/tidemarkdb/tidemark/conformance/harness"
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
+	"github.com/tidemarkdb/tidemark/plugins/builtin"
 )
 
 // target is one row of the matrix: a plugin, an engine and a driver. Its
@@ -26,19 +27,26 @@ type target struct {
 	name, plugin, engine, driver, lane string
 }
 
-// A lane's targets run in this order; lanes are served in the order of
-// their first targets, the longest first (times per target: the matrix's
-// timing section).
-var targets = []target{
-	{"postgres (pgx)", "postgres", harness.EnginePostgres, "pgx", "postgres"},
-	{"mariadb", "mariadb", harness.EngineMariaDB, "mysql", "mariadb"},
-	{"h2", "h2", harness.EngineH2, "jdbcbridge", "bridge"},
-	{"postgres (lib/pq)", "postgres", harness.EnginePostgres, "postgres", "postgres"},
-	{"mysql plugin on MariaDB", "mysql", harness.EngineMySQL, "mysql", "mariadb"},
-	{"hsqldb", "hsqldb", harness.EngineHSQLDB, "jdbcbridge", "bridge"},
-	{"sqlite", "sqlite", harness.EngineSQLite, "sqlite", "sqlite"},
-	{"sqlserver", "sqlserver", harness.EngineSQLServer, "sqlserver", "sqlserver"},
-}
+// laneOrder serves the lanes longest first (times per target: the
+// matrix's timing section); a lane not listed comes last.
+var laneOrder = []string{"postgres", "mariadb", "bridge", "sqlite", "sqlserver"}
+
+// targets are the built-ins' rows of the matrix (builtin.Targets), by
+// lane in laneOrder, each lane's in the registry's order.
+var targets = func() []target {
+	var out []target
+	for _, t := range builtin.Targets() {
+		out = append(out, target{t.Name, t.Dialect, t.Engine, t.Driver, t.Lane})
+	}
+	rank := func(lane string) int {
+		if i := slices.Index(laneOrder, lane); i >= 0 {
+			return i
+		}
+		return len(laneOrder)
+	}
+	slices.SortStableFunc(out, func(a, b target) int { return rank(a.lane) - rank(b.lane) })
+	return out
+}()
 
 var (
 	pluginDir string
@@ -68,16 +76,17 @@ func TestMain(m *testing.M) {
 	cancel() // a run that needed no plugin does not wait for their build
 	<-built
 	provider.Close()
-	dialect.CleanupClients()
+	plugin.CleanupClients()
 	os.RemoveAll(dir)
 	fmt.Print("\n" + writeMatrix())
 	os.Exit(code)
 }
 
-// pluginErr waits for the plugins' build and says why plugin's failed.
-func pluginErr(plugin string) error {
+// pluginErr waits for the plugins' build and says why the named plugin's
+// failed.
+func pluginErr(name string) error {
 	<-built
-	return buildErr[plugin]
+	return buildErr[name]
 }
 
 // buildPlugins builds every target's plugin into dir with one go build, so
@@ -88,22 +97,18 @@ func buildPlugins(ctx context.Context, dir string) {
 	for _, tg := range targets {
 		if !slices.Contains(plugins, tg.plugin) {
 			plugins = append(plugins, tg.plugin)
-			pkgs = append(pkgs, pluginPackage(tg.plugin))
+			pkgs = append(pkgs, builtin.CmdPackage(tg.plugin))
 		}
 	}
 	if _, err := exec.CommandContext(ctx, "go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...).CombinedOutput(); err == nil || ctx.Err() != nil {
 		return
 	}
 	for i, p := range plugins {
-		bin := "tidemark-dialect-" + p
+		bin := plugin.PluginBinaryPrefix + p
 		if out, err := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, bin), pkgs[i]).CombinedOutput(); err != nil {
 			buildErr[p] = fmt.Errorf("building %s: %v\n%s", bin, err, out)
 		}
 	}
-}
-
-func pluginPackage(plugin string) string {
-	return "github.com/tidemarkdb/tidemark/plugins/" + plugin + "/cmd/tidemark-dialect-" + plugin
 }
 
 // writeMatrix renders the matrix so far and writes it to
@@ -191,7 +196,7 @@ func targetOf(tg target, probe *harness.Database) conformance.Target {
 	}
 	ct := conformance.Target{
 		Name:   tg.name,
-		Load:   dialect.LoadOptions{Name: tg.plugin, PluginDirs: []string{pluginDir}},
+		Load:   plugin.LoadOptions{Name: tg.plugin, PluginDirs: []string{pluginDir}},
 		Driver: tg.driver,
 		Fresh: func(ctx context.Context) (string, func(), error) {
 			d, err := provider.Open(ctx, tg.engine, tg.driver)

@@ -50,6 +50,10 @@ type leasedArgs struct {
 	// (its insert on its own); ApplyMillis slows every apply down by that.
 	NonTransactional bool `json:"non_transactional"`
 	ApplyMillis      int  `json:"apply_millis"`
+	// LeaseMillis > 0 replaces leaseTiming's LeaseDuration: a test where
+	// no instance dies gives leases a lifetime no starved heartbeat
+	// outlasts (redelivery after an expired lease is allowed).
+	LeaseMillis int `json:"lease_millis"`
 }
 
 // leasedResult is what a leased worker reports.
@@ -97,6 +101,9 @@ func runLeasedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 	logger := slog.New(countingHandler{slog.NewTextHandler(os.Stderr, nil), &lost})
 	opts := leaseTiming
 	opts.Logger = logger
+	if args.LeaseMillis > 0 {
+		opts.LeaseDuration = time.Duration(args.LeaseMillis) * time.Millisecond
+	}
 	co, err := lease.New(e, opts)
 	if err != nil {
 		return nil, err

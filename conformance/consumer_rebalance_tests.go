@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/lease"
+	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // testConsumerRebalanceJoinsNoDuplicates: three instances (OS processes)
@@ -16,14 +17,16 @@ import (
 // join one after the other while events keep coming; nobody crashes or
 // pauses. Each join moves partitions between live instances, handed over
 // cooperatively (the old owner finishes its applies and saves before it
-// releases), so every position is applied exactly once.
+// releases), so every position is applied exactly once. No lease may
+// lapse (an expired lease allows redelivery): leases live 30 s, scaled by
+// the machine's load, where the other lease tests use 1.5 s.
 func testConsumerRebalanceJoinsNoDuplicates(t T, env *Env) {
 	cfg := defaultConfig(env)
 	cfg.Partitions = 16
 	e := openEngine(t, env, cfg)
 	s := eventstore.New(e, nil)
 	createLeaseApplied(t, env.DB)
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	ctx, cancel := testtime.Context(context.Background(), 6*time.Minute)
 	defer cancel()
 
 	var (
@@ -65,7 +68,8 @@ func testConsumerRebalanceJoinsNoDuplicates(t T, env *Env) {
 	var ws []*liveWorker
 	var ids []string
 	for i := range 3 {
-		w := startLive(ctx, t, leasedJob(env, cfg, leasedArgs{Consumer: "joins", NonTransactional: true, ApplyMillis: 2}))
+		w := startLive(ctx, t, leasedJob(env, cfg, leasedArgs{Consumer: "joins", NonTransactional: true, ApplyMillis: 2,
+			LeaseMillis: int(testtime.D(30 * time.Second).Milliseconds())}))
 		ws = append(ws, w)
 		ids = append(ids, strings.TrimPrefix(w.expect(ctx, t, "joined "), "joined "))
 		w.send(t, "go")

@@ -20,6 +20,7 @@ import (
 	"github.com/tidemarkdb/tidemark/conformance"
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
@@ -244,7 +245,7 @@ func TestGalera(t *testing.T) {
 	if err := pluginErr("mariadb"); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := dialect.Load(ctx, dialect.LoadOptions{Name: "mariadb", PluginDirs: []string{pluginDir}})
+	loaded, err := plugin.Load(ctx, plugin.LoadOptions{Name: "mariadb", PluginDirs: []string{pluginDir}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/conformance"
 	"github.com/tidemarkdb/tidemark/conformance/harness"
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
@@ -26,7 +26,7 @@ func TestPreparedCopyMatchesFresh(t *testing.T) {
 	}
 	ctx, cancel := testtime.Context(context.Background(), 5*time.Minute)
 	defer cancel()
-	loaded, err := dialect.Load(ctx, dialect.LoadOptions{Name: "postgres", PluginDirs: []string{pluginDir}})
+	loaded, err := plugin.Load(ctx, plugin.LoadOptions{Name: "postgres", PluginDirs: []string{pluginDir}})
 	if err != nil {
 		t.Fatalf("loading plugin: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
@@ -156,7 +157,7 @@ func testReplicaReads(t *testing.T, drv string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := dialect.Load(ctx, dialect.LoadOptions{Name: "postgres", PluginDirs: []string{pluginDir}})
+	loaded, err := plugin.Load(ctx, plugin.LoadOptions{Name: "postgres", PluginDirs: []string{pluginDir}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 //
 //	func TestMyDialect(t *testing.T) {
 //	    m := conformance.Run(t, conformance.Target{
-//	        Load:   dialect.LoadOptions{Path: "./tidemark-dialect-mydb"},
+//	        Load:   plugin.LoadOptions{Path: "./tidemark-dialect-mydb"},
 //	        Driver: "mydriver",
 //	        Fresh:  func(ctx context.Context) (string, func(), error) { /* a new empty database's DSN */ },
 //	    })
@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 )
 
@@ -53,7 +54,7 @@ type Target struct {
 	// dialect's name.
 	Name string
 	// Load locates the plugin. The suite loads it out of process.
-	Load dialect.LoadOptions
+	Load plugin.LoadOptions
 	// Driver is the database/sql driver name (its package must be imported
 	// by the caller); default the catalogue's DriverName.
 	Driver string
@@ -297,7 +298,7 @@ func Run(t *testing.T, target Target) *Matrix {
 	t.Helper()
 	m := &Matrix{}
 	ctx := context.Background()
-	loaded, err := dialect.Load(ctx, target.Load)
+	loaded, err := plugin.Load(ctx, target.Load)
 	if err != nil {
 		t.Fatalf("loading plugin: %v", err)
 		return m

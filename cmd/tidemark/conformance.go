@@ -140,7 +140,7 @@ func (e *NoDriverError) Error() string {
 	return fmt.Sprintf("cannot run the conformance suite on %s from this binary: %s (it links the drivers %s and starts the engines %s). "+
 		"Run it from a Go test that imports your driver instead:\n\n"+
 		"\tm := conformance.Run(t, conformance.Target{\n"+
-		"\t\tLoad:   dialect.LoadOptions{Path: %q},\n"+
+		"\t\tLoad:   plugin.LoadOptions{Path: %q},\n"+
 		"\t\tDriver: %q,\n"+
 		"\t\tFresh:  func(ctx context.Context) (string, func(), error) { /* start or reach the server, return a new empty database's DSN */ },\n"+
 		"\t})\n\n"+

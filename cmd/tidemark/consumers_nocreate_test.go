@@ -18,6 +18,7 @@ import (
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/schema"
 )
@@ -169,7 +170,7 @@ func TestUnknownSubcommandFails(t *testing.T) {
 // lists the built-in dialects.
 func TestUnknownDialectListsKnown(t *testing.T) {
 	out, err := run(t, consumersCmd(), "list", "--dialect", "oracle", "--dsn", "file:"+filepath.Join(t.TempDir(), "x.db"))
-	var nf *dialect.NotFoundError
+	var nf *plugin.NotFoundError
 	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "known dialects: ") {
 		t.Fatalf("unknown dialect: %v (%s), want a NotFoundError listing the known dialects", err, out)
 	}

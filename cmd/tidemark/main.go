@@ -20,16 +20,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tidemarkdb/tidemark/conformance"
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/builtin"
 
-	// database/sql drivers the CLI can use; the core imports none.
-	_ "github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib"
-	_ "github.com/lib/pq"
-	_ "github.com/microsoft/go-mssqldb"
-	_ "github.com/tidemarkdb/tidemark/jdbcbridge"
-	_ "modernc.org/sqlite"
+	// database/sql drivers of the built-ins' targets; the core imports none.
+	_ "github.com/tidemarkdb/tidemark/plugins/builtin/drivers"
 )
 
 // serveCommand is the hidden subcommand a re-executed tidemark serves a
@@ -47,12 +42,12 @@ type pluginFlags struct {
 	dialectGiven bool
 }
 
-func (p *pluginFlags) options() dialect.LoadOptions {
+func (p *pluginFlags) options() plugin.LoadOptions {
 	name := p.dialect
 	if p.path != "" && !p.dialectGiven {
 		name = ""
 	}
-	return dialect.LoadOptions{Name: name, Path: p.path, PluginDirs: p.dirs, SHA256: p.sha256, SelfServe: selfServe}
+	return plugin.LoadOptions{Name: name, Path: p.path, PluginDirs: p.dirs, SHA256: p.sha256, SelfServe: selfServe}
 }
 
 // selfServe re-executes this binary as the plugin for a built-in dialect.
@@ -69,9 +64,9 @@ func selfServe(name string) (*exec.Cmd, bool) {
 
 // load loads the plugin p names; a dialect found nowhere is an error that
 // lists the dialects this binary knows.
-func load(ctx context.Context, p *pluginFlags) (*dialect.Loaded, error) {
-	l, err := dialect.Load(ctx, p.options())
-	var nf *dialect.NotFoundError
+func load(ctx context.Context, p *pluginFlags) (*plugin.Loaded, error) {
+	l, err := plugin.Load(ctx, p.options())
+	var nf *plugin.NotFoundError
 	if errors.As(err, &nf) {
 		return nil, fmt.Errorf("%w; known dialects: %s (built in), or any tidemark-dialect-<name> plugin on the search path (`tidemark plugins` lists them)",
 			err, strings.Join(builtin.Names(), ", "))
@@ -93,7 +88,7 @@ func main() {
 	root.AddCommand(demoCmd(), schemaCmd(), migrateCmd(), pluginsCmd(), conformanceCmd(), configCmd(), consumersCmd(), serveCmd())
 	err := root.ExecuteContext(ctx)
 	stop()
-	dialect.CleanupClients()
+	plugin.CleanupClients()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tidemark:", err)
 		os.Exit(1)
@@ -127,7 +122,7 @@ func serveCmd() *cobra.Command {
 			if !ok {
 				return fmt.Errorf("no built-in dialect %q (built-ins: %s)", args[0], strings.Join(builtin.Names(), ", "))
 			}
-			dialect.Serve(d)
+			plugin.Serve(d)
 			return nil
 		},
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tidemarkdb/tidemark/config"
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/builtin"
 )
 
@@ -21,11 +21,11 @@ func TestMain(m *testing.M) {
 		if !ok {
 			os.Exit(2)
 		}
-		dialect.Serve(d)
+		plugin.Serve(d)
 		return
 	}
 	code := m.Run()
-	dialect.CleanupClients()
+	plugin.CleanupClients()
 	os.Exit(code)
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/builtin"
 )
 
@@ -22,14 +22,14 @@ func pluginsCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			found := map[string]string{} // name → path
 			search := append([]string{}, dirs...)
-			search = append(search, filepath.SplitList(os.Getenv(dialect.PluginPathEnv))...)
+			search = append(search, filepath.SplitList(os.Getenv(plugin.PluginPathEnv))...)
 			if exe, err := os.Executable(); err == nil {
 				search = append(search, filepath.Dir(exe))
 			}
 			for _, d := range search {
-				matches, _ := filepath.Glob(filepath.Join(d, dialect.PluginBinaryPrefix+"*"))
+				matches, _ := filepath.Glob(filepath.Join(d, plugin.PluginBinaryPrefix+"*"))
 				for _, m := range matches {
-					name := strings.TrimPrefix(filepath.Base(m), dialect.PluginBinaryPrefix)
+					name := strings.TrimPrefix(filepath.Base(m), plugin.PluginBinaryPrefix)
 					if _, ok := found[name]; !ok {
 						found[name] = m
 					}
@@ -48,12 +48,12 @@ func pluginsCmd() *cobra.Command {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "DIALECT\tVERSION\tCONTRACT\tPOSITIONS\tDRIVER\tPLACEHOLDER\tSOURCE")
 			for _, n := range names {
-				opts := dialect.LoadOptions{Name: n, SelfServe: selfServe}
+				opts := plugin.LoadOptions{Name: n, SelfServe: selfServe}
 				src := "built-in (tidemark serves it out of process)"
 				if p := found[n]; p != "" {
 					opts.Path, src = p, p
 				}
-				l, err := dialect.Load(cmd.Context(), opts)
+				l, err := plugin.Load(cmd.Context(), opts)
 				if err != nil {
 					fmt.Fprintf(w, "%s\t-\t-\t-\t-\t-\terror: %v\n", n, err)
 					continue

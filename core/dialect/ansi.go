@@ -17,7 +17,7 @@ import (
 //	    return c
 //	}
 //
-//	func main() { dialect.Serve(&dialect.Base{Catalogue: mydb.Catalogue()}) }
+//	func main() { plugin.Serve(&dialect.Base{Catalogue: mydb.Catalogue()}) }
 //
 // docs/writing-a-dialect.md walks through it end to end; the conformance
 // suite (package conformance) tells whether the result is right.
@@ -151,7 +151,7 @@ func ANSI() Catalogue {
 		},
 		Positions:  CounterRow,
 		Scripts:    Scripts(ObjectTable, nil),
-		Statements: mergedStatements(ansiStatements(), ansiTopicStatements(), ansiConsumerStatements(), ansiSkippedStatements(), ansiLeaseStatements(), ansiConsumerAdminStatements(), ansiUndeliveredStatements()), // each area: ansi_<area>.go
+		Statements: ansiAreaStatements(), // each area: ansi_<area>.go, listed in areas
 		EventInsert: RowInsert{
 			Head: `INSERT INTO ${event_store_table} (` + EventColumns + `) VALUES `,
 			Row:  `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})`,
@@ -365,7 +365,7 @@ func ansiQueryColumns() QueryColumnTypes {
 // Base is a Dialect that describes a fixed catalogue. A plugin whose
 // catalogue is plain data (the usual case) needs nothing else:
 //
-//	func main() { dialect.Serve(&dialect.Base{Catalogue: mydb.Catalogue()}) }
+//	func main() { plugin.Serve(&dialect.Base{Catalogue: mydb.Catalogue()}) }
 //
 // Embed it to add behaviour, e.g. a type of your own with a constructor:
 //

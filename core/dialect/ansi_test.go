@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 )
 
@@ -142,7 +143,7 @@ func TestANSIIsIncompleteUntilTheAuthorFillsIt(t *testing.T) {
 	if c.Introspection.Indexes != "" {
 		t.Errorf("ANSI has an index query; the standard has no index view")
 	}
-	if _, err := dialect.InProcess(context.Background(), &dialect.Base{Catalogue: c}); err == nil ||
+	if _, err := plugin.InProcess(context.Background(), &dialect.Base{Catalogue: c}); err == nil ||
 		!strings.Contains(err.Error(), "identity: name: empty") {
 		t.Errorf("loading ANSI() without a name: %v, want a missing-name error", err)
 	}
@@ -173,7 +174,7 @@ func TestBaseDescribesItsCatalogue(t *testing.T) {
 	c.Identity.Name = "base-test"
 	c.Statements[dialect.EventRange] = "SELECT 1"
 	fillForLoad(&c)
-	l, err := dialect.InProcess(context.Background(), &dialect.Base{Catalogue: c})
+	l, err := plugin.InProcess(context.Background(), &dialect.Base{Catalogue: c})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package dialect
 
 // ansiTopicStatements are the capture topic's statements in ANSI SQL
-// (merged into ansiStatements; LimitPaging rewrites their paging like the
+// (merged with the other areas' by ANSI(); LimitPaging rewrites their paging like the
 // event reads'). TopicInsertDrawn has no ANSI form: ANSI is CounterRow.
 func ansiTopicStatements() map[StatementID]string {
 	const rec = `${event_capture_records_table}`
@@ -18,17 +18,4 @@ func ansiTopicStatements() map[StatementID]string {
 		TopicPositions:      `SELECT global_position FROM ` + rec + ` WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
 		TopicCheckpoints:    `SELECT * FROM ${consumer_checkpoints_table} WHERE source_name = #{topic}`,
 	}
-}
-
-// mergedStatements is the union of every area's ANSI statements (an area
-// adds its map to ANSI()'s one call; IDs are unique across areas, which
-// specByID already enforces).
-func mergedStatements(areas ...map[StatementID]string) map[StatementID]string {
-	out := map[StatementID]string{}
-	for _, a := range areas {
-		for id, s := range a {
-			out[id] = s
-		}
-	}
-	return out
 }

@@ -9,11 +9,17 @@
 // no plugin call.
 //
 // Plugin authors implement Dialect (usually by embedding Base and overriding
-// what differs from ANSI SQL) and call Serve from a two-line main. The
-// transport (hashicorp/go-plugin over gRPC) stays inside this package.
+// what differs from ANSI SQL) and call plugin.Serve (package
+// core/dialect/plugin) from a two-line main. The transport (hashicorp/go-plugin
+// over gRPC) lives in that package, not here, so the packages of the hot path
+// that import this contract link no gRPC.
 package dialect
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
 
 // ContractVersion is the version of the catalogue format this package speaks.
 // It is negotiated through go-plugin's versioned plugin sets, so a host and a
@@ -49,4 +55,22 @@ type DescribeRequest struct {
 // DescribeResponse carries the catalogue.
 type DescribeResponse struct {
 	Catalogue Catalogue `json:"catalogue"`
+}
+
+// ContractVersionError reports a plugin built against another contract
+// version than the host's.
+type ContractVersionError struct {
+	Path   string
+	Host   int // ContractVersion of this host
+	Plugin int // the plugin's version (0 if it could not be told)
+}
+
+// Error names both versions.
+func (e *ContractVersionError) Error() string {
+	pv := "another version"
+	if e.Plugin != 0 {
+		pv = "version " + strconv.Itoa(e.Plugin)
+	}
+	return fmt.Sprintf("dialect plugin %s: contract version mismatch: the plugin speaks %s, this host speaks version %d; use a plugin built for this release",
+		e.Path, pv, e.Host)
 }

@@ -1,6 +1,10 @@
 package dialect
 
-import "sort"
+import (
+	"fmt"
+	"maps"
+	"sort"
+)
 
 // StatementID names a statement of the catalogue. Each ID is declared once,
 // as data, by a StatementSpec in the statements_<area>.go file of its area:
@@ -34,29 +38,61 @@ type StatementSpec struct {
 	Returns []string
 }
 
-// specAreas are the statement specs of every area, in declaration order.
-// Topic, consumer, partition, projection and saga areas add their file and
-// their list here.
-var specAreas = [][]StatementSpec{
-	schemaStatements,
-	eventStoreStatements,
-	positionStatements,
-	hwmStatements,
-	topicStatements,
+// area is one area of the contract: the specs of its statements and ANSI's
+// text of them (its ansi_<area>.go). A new area adds its row to areas.
+type area struct {
+	name  string
+	specs [][]StatementSpec
+	ansi  func() map[StatementID]string
 }
 
+// areas are every area of the contract, in declaration order: the one
+// place statements are registered.
+var areas = []area{
+	{"event store", [][]StatementSpec{schemaStatements, eventStoreStatements, positionStatements, hwmStatements}, ansiStatements},
+	{"topic", [][]StatementSpec{topicStatements}, ansiTopicStatements},
+	{"consumer", [][]StatementSpec{consumerStatements}, ansiConsumerStatements},
+	{"skipped", [][]StatementSpec{skippedStatements}, ansiSkippedStatements},
+	{"lease", [][]StatementSpec{leaseStatements, leaseStatusStatements}, ansiLeaseStatements},
+	{"consumer admin", [][]StatementSpec{consumerAdminStatements}, ansiConsumerAdminStatements},
+	{"undelivered", [][]StatementSpec{undeliveredStatements, incompleteStatements}, ansiUndeliveredStatements},
+}
+
+// specByID indexes every area's specs; an ID declared twice is a bug of the
+// contract, caught when the package loads.
 var specByID = func() map[StatementID]StatementSpec {
-	m := map[StatementID]StatementSpec{}
-	for _, area := range specAreas {
-		for _, s := range area {
-			if _, dup := m[s.ID]; dup {
-				panic("dialect: statement " + string(s.ID) + " declared twice")
-			}
-			m[s.ID] = s
-		}
+	m, err := indexSpecs(areas)
+	if err != nil {
+		panic(err)
 	}
 	return m
 }()
+
+// indexSpecs indexes the specs of as by ID, refusing an ID declared twice.
+func indexSpecs(as []area) (map[StatementID]StatementSpec, error) {
+	m := map[StatementID]StatementSpec{}
+	in := map[StatementID]string{}
+	for _, a := range as {
+		for _, list := range a.specs {
+			for _, s := range list {
+				if prev, dup := in[s.ID]; dup {
+					return nil, fmt.Errorf("dialect: statement %s declared twice (areas %s and %s)", s.ID, prev, a.name)
+				}
+				m[s.ID], in[s.ID] = s, a.name
+			}
+		}
+	}
+	return m, nil
+}
+
+// ansiAreaStatements is the union of every area's ANSI statements.
+func ansiAreaStatements() map[StatementID]string {
+	out := map[StatementID]string{}
+	for _, a := range areas {
+		maps.Copy(out, a.ansi())
+	}
+	return out
+}
 
 // Specs returns every statement spec, sorted by ID.
 func Specs() []StatementSpec {

@@ -75,14 +75,3 @@ var consumerStatements = []StatementSpec{
 	{ID: CheckpointAdvanceOver, Binds: []string{"consumer_id", "source_name", "partition_no", "position", "below", "epoch", "epoch_floor"}, Tables: checkpointsTable},
 	{ID: CheckpointReset, Binds: []string{"consumer_id", "epoch"}, Tables: checkpointsTable},
 }
-
-// The consumer area registers its specs itself, so adding it touches no
-// shared file (statements.go lists the areas declared with the contract).
-func init() {
-	for _, s := range consumerStatements {
-		if _, dup := specByID[s.ID]; dup {
-			panic("dialect: statement " + string(s.ID) + " declared twice")
-		}
-		specByID[s.ID] = s
-	}
-}

@@ -66,12 +66,3 @@ var consumerAdminStatements = []StatementSpec{
 	{ID: AdminUndeliveredDeleteSource, Binds: []string{"consumer_id", "source_name"}, Tables: adminUndeliveredTable},
 	{ID: AdminSkippedDeleteSource, Binds: []string{"consumer_id", "source_name"}, Tables: skippedTable},
 }
-
-func init() {
-	for _, s := range consumerAdminStatements {
-		if _, dup := specByID[s.ID]; dup {
-			panic("dialect: statement " + string(s.ID) + " declared twice")
-		}
-		specByID[s.ID] = s
-	}
-}

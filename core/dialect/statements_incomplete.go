@@ -18,12 +18,3 @@ var incompleteStatements = []StatementSpec{
 		Returns: []string{"source_name", "partition_no", "incomplete_through"}},
 	{ID: CheckpointMarkIncomplete, Binds: []string{"consumer_id", "source_name", "through"}, Tables: checkpointsTable},
 }
-
-func init() {
-	for _, s := range incompleteStatements {
-		if _, dup := specByID[s.ID]; dup {
-			panic("dialect: statement " + string(s.ID) + " declared twice")
-		}
-		specByID[s.ID] = s
-	}
-}

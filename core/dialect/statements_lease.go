@@ -119,13 +119,3 @@ var leaseStatements = []StatementSpec{
 	{ID: LeaseFenceLock, Optional: true, Binds: leaseOwnershipKey, Tables: ownershipTable},
 	{ID: LeaseFence, Binds: leaseOwnershipKey, Tables: ownershipTable, Returns: []string{"instance_id", "generation"}},
 }
-
-// The lease area registers its specs itself, as the consumer area does.
-func init() {
-	for _, s := range leaseStatements {
-		if _, dup := specByID[s.ID]; dup {
-			panic("dialect: statement " + string(s.ID) + " declared twice")
-		}
-		specByID[s.ID] = s
-	}
-}

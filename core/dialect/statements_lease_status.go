@@ -31,15 +31,6 @@ var leaseStatusStatements = []StatementSpec{
 		Returns: []string{"instance_id", "host_name", "started_at", "last_heartbeat", "expires_at", "is_live"}},
 }
 
-func init() {
-	for _, s := range leaseStatusStatements {
-		if _, dup := specByID[s.ID]; dup {
-			panic("dialect: statement " + string(s.ID) + " declared twice")
-		}
-		specByID[s.ID] = s
-	}
-}
-
 // leaseStatusStatementsWith returns the operator-view statements with the
 // engine's clock expression now put in (PartitionLeaseStatements merges
 // them, so every dialect that calls it with its clock has them).

@@ -31,15 +31,6 @@ var skippedStatements = []StatementSpec{
 		Returns: []string{"partition_no", "message_position", "resolved_key", "every_key"}},
 }
 
-func init() {
-	for _, s := range skippedStatements {
-		if _, dup := specByID[s.ID]; dup {
-			panic("dialect: statement " + string(s.ID) + " declared twice")
-		}
-		specByID[s.ID] = s
-	}
-}
-
 // ansiSkippedStatements are the skipped-message statements in ANSI SQL.
 func ansiSkippedStatements() map[StatementID]string {
 	return map[StatementID]string{

@@ -56,12 +56,3 @@ var undeliveredStatements = []StatementSpec{
 	{ID: SkippedDeletePassed, Binds: []string{"consumer_id", "source_name", "through"},
 		Tables: []string{"consumer_skipped_messages_table", "consumer_undelivered_messages_table"}},
 }
-
-func init() {
-	for _, s := range undeliveredStatements {
-		if _, dup := specByID[s.ID]; dup {
-			panic("dialect: statement " + string(s.ID) + " declared twice")
-		}
-		specByID[s.ID] = s
-	}
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/dialect/internal/fixture"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 )
 
 // TestValidateRefusesAtLoad: a catalogue with a misspelt bind, an unknown
@@ -73,7 +74,7 @@ func TestValidateRefusesAtLoad(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := fixture.Catalogue()
 			tt.change(&c)
-			_, err := dialect.InProcess(context.Background(), &dialect.Base{Catalogue: c})
+			_, err := plugin.InProcess(context.Background(), &dialect.Base{Catalogue: c})
 			var ce *dialect.CatalogueError
 			if !errors.As(err, &ce) || !errors.Is(err, dialect.ErrCatalogue) {
 				t.Fatalf("loaded: %v, want a *CatalogueError", err)

@@ -9,7 +9,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
@@ -19,7 +19,7 @@ import (
 
 // Append to two aggregates (one on its own table), publish with the
 // high-water mark and read back in global order. The dialect is linked in
-// process here; applications load it with dialect.Load.
+// process here; applications load it with plugin.Load.
 func Example() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "tidemark-example-")
@@ -27,7 +27,7 @@ func Example() {
 	db, _ := sql.Open("sqlite", "file:"+filepath.Join(dir, "es.db")+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_txlock=immediate")
 	defer db.Close()
 
-	loaded, _ := dialect.InProcess(ctx, sqlite.New())
+	loaded, _ := plugin.InProcess(ctx, sqlite.New())
 	e, err := engine.Open(ctx, db, loaded.Catalogue, engine.Config{Names: schema.Config{Aggregates: []schema.Aggregate{
 		{Namespace: "bank", Name: "Account"},
 		{Namespace: "bank", Name: "BankAccount", OwnTable: true},

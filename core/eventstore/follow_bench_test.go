@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
@@ -27,7 +27,7 @@ func BenchmarkFollow(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	loaded, err := dialect.InProcess(ctx, sqlite.New())
+	loaded, err := plugin.InProcess(ctx, sqlite.New())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/plugins/sqlite"
@@ -41,7 +42,7 @@ func newEngine(t *testing.T) *engine.Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	loaded, err := dialect.InProcess(ctx, sqlite.New())
+	loaded, err := plugin.InProcess(ctx, sqlite.New())
 	if err != nil {
 		t.Fatal(err)
 	}

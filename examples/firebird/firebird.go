@@ -28,7 +28,7 @@ const DriverName = "firebirdsql"
 // and database/sql discards the connection, so a cancel always returns.
 const DSNOptions = "?cancel_hard_drop=true"
 
-// New returns the dialect, ready for dialect.Serve.
+// New returns the dialect, ready for plugin.Serve.
 func New() *dialect.Base { return &dialect.Base{Catalogue: Catalogue()} }
 
 // Catalogue is dialect.ANSI() with Firebird 3's identity, DDL and

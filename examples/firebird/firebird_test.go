@@ -15,6 +15,7 @@ import (
 	"github.com/tidemarkdb/tidemark/conformance"
 	"github.com/tidemarkdb/tidemark/conformance/harness" // also registers the "firebirdsql" driver
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/examples/firebird"
@@ -122,7 +123,7 @@ func TestMain(m *testing.M) {
 	provider = harness.NewProvider()
 	code := m.Run()
 	provider.Close()
-	dialect.CleanupClients()
+	plugin.CleanupClients()
 	os.Exit(code)
 }
 
@@ -168,7 +169,7 @@ func buildPlugin(t *testing.T) string {
 func target(bin string, only []string) conformance.Target {
 	return conformance.Target{
 		Name:   "firebird",
-		Load:   dialect.LoadOptions{Path: bin},
+		Load:   plugin.LoadOptions{Path: bin},
 		Driver: firebird.DriverName,
 		Only:   only,
 		Fresh: func(ctx context.Context) (string, func(), error) {

@@ -15,7 +15,7 @@ import (
 // Version is the plugin's own version.
 const Version = "0.1.0"
 
-// New returns the dialect, ready for dialect.Serve.
+// New returns the dialect, ready for plugin.Serve.
 func New() *dialect.Base { return &dialect.Base{Catalogue: Catalogue()} }
 
 // Catalogue is dialect.ANSI() with H2's identity, DDL and differences.

@@ -12,6 +12,7 @@ import (
 	"github.com/tidemarkdb/tidemark/conformance"
 	"github.com/tidemarkdb/tidemark/conformance/harness" // also registers the "jdbcbridge" driver
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/examples/mydialect"
 )
 
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	provider.Close()
 	harness.CloseJavaEngines()
-	dialect.CleanupClients()
+	plugin.CleanupClients()
 	os.Exit(code)
 }
 
@@ -65,7 +66,7 @@ func TestConformance(t *testing.T) {
 
 	m := conformance.Run(t, conformance.Target{
 		Name:   "mydialect",
-		Load:   dialect.LoadOptions{Path: bin},
+		Load:   plugin.LoadOptions{Path: bin},
 		Driver: "jdbcbridge",
 		Fresh: func(ctx context.Context) (string, func(), error) {
 			db, err := provider.Open(ctx, harness.EngineH2, "jdbcbridge")

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/conformance/harness"
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/schema"
@@ -46,7 +46,7 @@ func TestConsecutiveLargeAppends(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/tidemarkdb/tidemark/plugins/hsqldb/cmd/tidemark-dialect-hsqldb").CombinedOutput(); err != nil {
 		t.Fatalf("building the plugin: %v\n%s", err, out)
 	}
-	loaded, err := dialect.Load(ctx, dialect.LoadOptions{Name: "hsqldb", PluginDirs: []string{dir}})
+	loaded, err := plugin.Load(ctx, plugin.LoadOptions{Name: "hsqldb", PluginDirs: []string{dir}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/tidemarkdb/tidemark/conformance/harness"
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
@@ -66,7 +66,7 @@ func open(t *testing.T, dsn string) *sql.DB {
 func openStore(t *testing.T, dsn string) (*eventstore.Store, *engine.Engine) {
 	t.Helper()
 	ctx := context.Background()
-	loaded, err := dialect.InProcess(ctx, postgres.New())
+	loaded, err := plugin.InProcess(ctx, postgres.New())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/postgres"
 )
 
@@ -40,7 +41,7 @@ func TestSequenceEndNeverAheadOfNextval(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `CREATE SEQUENCE tm_end_probe CACHE 1`); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := dialect.InProcess(ctx, postgres.New())
+	loaded, err := plugin.InProcess(ctx, postgres.New())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/conformance/harness"
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
@@ -35,7 +35,7 @@ func TestFollowerWokenByNotification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := dialect.InProcess(ctx, postgres.New())
+	loaded, err := plugin.InProcess(ctx, postgres.New())
 	if err != nil {
 		t.Fatal(err)
 	}

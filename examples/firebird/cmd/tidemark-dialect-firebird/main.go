@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/examples/firebird"
 )
 
-func main() { dialect.Serve(firebird.New()) }
+func main() { plugin.Serve(firebird.New()) }

@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/examples/mydialect"
 )
 
-func main() { dialect.Serve(mydialect.New()) }
+func main() { plugin.Serve(mydialect.New()) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/h2"
 )
 
-func main() { dialect.Serve(h2.New()) }
+func main() { plugin.Serve(h2.New()) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/hsqldb"
 )
 
-func main() { dialect.Serve(hsqldb.New()) }
+func main() { plugin.Serve(hsqldb.New()) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/mariadb"
 )
 
-func main() { dialect.Serve(mariadb.New()) }
+func main() { plugin.Serve(mariadb.New()) }

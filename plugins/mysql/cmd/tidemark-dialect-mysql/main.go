@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/mysql"
 )
 
-func main() { dialect.Serve(mysql.New()) }
+func main() { plugin.Serve(mysql.New()) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/postgres"
 )
 
-func main() { dialect.Serve(postgres.New()) }
+func main() { plugin.Serve(postgres.New()) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/sqlite"
 )
 
-func main() { dialect.Serve(sqlite.New()) }
+func main() { plugin.Serve(sqlite.New()) }

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/plugins/sqlserver"
 )
 
-func main() { dialect.Serve(sqlserver.New()) }
+func main() { plugin.Serve(sqlserver.New()) }

@@ -1,4 +1,4 @@
-package dialect
+package plugin
 
 import (
 	"context"
@@ -18,7 +18,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/go-plugin"
+	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/tidemarkdb/tidemark/core/dialect"
 )
 
 // PluginLogEnv names the environment variable that sets the level of the
@@ -61,7 +62,7 @@ type LoadOptions struct {
 // Loaded is a loaded dialect: its catalogue and where it came from.
 type Loaded struct {
 	// Catalogue is the dialect's catalogue, validated against ContractVersion.
-	Catalogue Catalogue
+	Catalogue dialect.Catalogue
 	// Path is the executable that served the plugin ("" when in-process).
 	Path string
 	// SHA256 is the hex digest of what was started: of Path before it was
@@ -74,10 +75,10 @@ type Loaded struct {
 	BuiltIn bool
 	// Dialect is a live Dialect: the plugin over gRPC when loaded with Keep
 	// (usable until Close), the dialect itself when in-process, nil otherwise.
-	Dialect Dialect
+	Dialect dialect.Dialect
 
 	mu     sync.Mutex
-	client *plugin.Client
+	client *goplugin.Client
 }
 
 // Close stops a kept plugin process and waits for it. It is safe to call
@@ -107,28 +108,10 @@ func (e *ChecksumMismatchError) Error() string {
 		e.Path, e.Want, e.Got)
 }
 
-// ContractVersionError reports a plugin built against another contract
-// version than the host's.
-type ContractVersionError struct {
-	Path   string
-	Host   int // ContractVersion of this host
-	Plugin int // the plugin's version (0 if it could not be told)
-}
-
-// Error names both versions.
-func (e *ContractVersionError) Error() string {
-	pv := "another version"
-	if e.Plugin != 0 {
-		pv = "version " + strconv.Itoa(e.Plugin)
-	}
-	return fmt.Sprintf("dialect plugin %s: contract version mismatch: the plugin speaks %s, this host speaks version %d; use a plugin built for this release",
-		e.Path, pv, e.Host)
-}
-
 // CleanupClients stops every plugin process still running (those loaded with
 // Keep and not closed yet). Hosts should defer it in main; it is go-plugin's
-// plugin.CleanupClients.
-func CleanupClients() { plugin.CleanupClients() }
+// goplugin.CleanupClients.
+func CleanupClients() { goplugin.CleanupClients() }
 
 // Load starts the dialect plugin opts designates, asks it once for its
 // catalogue, validates it and, unless opts.Keep, stops the process again.
@@ -153,11 +136,11 @@ func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
 	if verified != nil && verified.file != nil {
 		logger = renamedLogger{Logger: logger, from: filepath.Base(loc.cmd.Path), to: filepath.Base(loc.path)}
 	}
-	cfg := &plugin.ClientConfig{
+	cfg := &goplugin.ClientConfig{
 		HandshakeConfig:  handshake,
-		VersionedPlugins: pluginSets(ContractVersion, nil),
+		VersionedPlugins: pluginSets(dialect.ContractVersion, nil),
 		Cmd:              loc.cmd,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		SkipHostEnv:      true,
 		Managed:          true,
@@ -166,7 +149,7 @@ func Load(ctx context.Context, opts LoadOptions) (*Loaded, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		cfg.StartTimeout = max(time.Until(dl), time.Millisecond)
 	}
-	client := plugin.NewClient(cfg)
+	client := goplugin.NewClient(cfg)
 	loaded, err := describePlugin(ctx, client, loc, opts, release)
 	if err != nil {
 		return nil, err
@@ -222,9 +205,9 @@ var afterVerify func(path string)
 // error it has stopped (or will stop) the process itself. started is called
 // once the start attempt has ended, whatever its outcome, even after ctx
 // ended.
-func describePlugin(ctx context.Context, client *plugin.Client, loc located, opts LoadOptions, started func()) (l *Loaded, err error) {
+func describePlugin(ctx context.Context, client *goplugin.Client, loc located, opts LoadOptions, started func()) (l *Loaded, err error) {
 	type startResult struct {
-		rpc plugin.ClientProtocol
+		rpc goplugin.ClientProtocol
 		err error
 	}
 	ch := make(chan startResult, 1)
@@ -266,7 +249,7 @@ func describePlugin(ctx context.Context, client *plugin.Client, loc located, opt
 	if rc := client.ReattachConfig(); rc != nil {
 		l.PID = rc.Pid
 	}
-	resp, err := d.Describe(ctx, DescribeRequest{HostContractVersion: ContractVersion})
+	resp, err := d.Describe(ctx, dialect.DescribeRequest{HostContractVersion: dialect.ContractVersion})
 	if err != nil {
 		return nil, fmt.Errorf("dialect plugin %s: %w", loc.path, err)
 	}
@@ -281,12 +264,12 @@ func describePlugin(ctx context.Context, client *plugin.Client, loc located, opt
 // through the same JSON encoding and the same validation as Load, so unit
 // tests and hosts serving built-ins see what a plugin process would send.
 // The returned Loaded has no Path and no PID; Dialect is d.
-func InProcess(ctx context.Context, d Dialect) (*Loaded, error) {
-	in, err := json.Marshal(DescribeRequest{HostContractVersion: ContractVersion})
+func InProcess(ctx context.Context, d dialect.Dialect) (*Loaded, error) {
+	in, err := json.Marshal(dialect.DescribeRequest{HostContractVersion: dialect.ContractVersion})
 	if err != nil {
 		return nil, err
 	}
-	out, err := describeJSON(ctx, d, ContractVersion, in)
+	out, err := describeJSON(ctx, d, dialect.ContractVersion, in)
 	if err != nil {
 		return nil, fmt.Errorf("dialect (in-process): Describe: %w", err)
 	}
@@ -303,9 +286,9 @@ func InProcess(ctx context.Context, d Dialect) (*Loaded, error) {
 // validateCatalogue runs (*Catalogue).Validate on what a plugin described
 // and, when the caller asked for a name, checks the identity. A contract
 // version error names the plugin's path.
-func validateCatalogue(c *Catalogue, where, wantName string) error {
+func validateCatalogue(c *dialect.Catalogue, where, wantName string) error {
 	if err := c.Validate(); err != nil {
-		var cv *ContractVersionError
+		var cv *dialect.ContractVersionError
 		if errors.As(err, &cv) {
 			cv.Path = where
 			return cv
@@ -321,11 +304,11 @@ func validateCatalogue(c *Catalogue, where, wantName string) error {
 // incompatibleRE matches go-plugin's negotiation failure.
 var incompatibleRE = regexp.MustCompile(`incompatible API version with plugin\. Plugin version: (\d+)`)
 
-// startError turns go-plugin's start errors into this package's.
+// startError turns go-plugin's start errors into typed ones.
 func startError(path string, err error) error {
 	if m := incompatibleRE.FindStringSubmatch(err.Error()); m != nil {
 		v, _ := strconv.Atoi(m[1])
-		return &ContractVersionError{Path: path, Host: ContractVersion, Plugin: v}
+		return &dialect.ContractVersionError{Path: path, Host: dialect.ContractVersion, Plugin: v}
 	}
 	return fmt.Errorf("dialect plugin %s: start: %w", path, err)
 }

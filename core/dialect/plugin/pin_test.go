@@ -1,4 +1,4 @@
-package dialect_test
+package plugin_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/dialect/internal/fixture"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
@@ -27,7 +28,7 @@ import (
 func TestPinnedLoadExecutesWhatWasVerified(t *testing.T) {
 	type mode struct {
 		name    string
-		mode    int    // dialect.SetPinFallback
+		mode    int    // plugin.SetPinFallback
 		exeHint string // what /proc/<pid>/exe of the plugin shows
 	}
 	modes := []mode{{"private copy", 0, ""}}
@@ -40,7 +41,7 @@ func TestPinnedLoadExecutesWhatWasVerified(t *testing.T) {
 	}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			defer dialect.SetPinFallback(m.mode)()
+			defer plugin.SetPinFallback(m.mode)()
 			testPinSwaps(t, m.exeHint)
 		})
 	}
@@ -103,7 +104,7 @@ func testPinSwaps(t *testing.T, exeHint string) {
 			want := digest(t, bins.plugin)
 			path, swap := tc.setup(t, t.TempDir())
 			swapped := 0
-			defer dialect.SetAfterVerify(func(string) {
+			defer plugin.SetAfterVerify(func(string) {
 				swapped++
 				if err := swap(); err != nil {
 					t.Errorf("swap: %v", err)
@@ -111,7 +112,7 @@ func testPinSwaps(t *testing.T, exeHint string) {
 			})()
 			ctx, cancel := testtime.Context(context.Background(), 30*time.Second)
 			defer cancel()
-			l, err := dialect.Load(ctx, dialect.LoadOptions{Path: path, SHA256: want, Keep: true})
+			l, err := plugin.Load(ctx, plugin.LoadOptions{Path: path, SHA256: want, Keep: true})
 			if swapped != 1 {
 				t.Fatalf("the seam ran %d times, want 1 (err = %v)", swapped, err)
 			}
@@ -177,15 +178,15 @@ func TestPinMismatchRefusedBeforeStart(t *testing.T) {
 	if err := os.Symlink(otherFile, link); err != nil {
 		t.Fatal(err)
 	}
-	defer dialect.SetAfterVerify(func(p string) {
+	defer plugin.SetAfterVerify(func(p string) {
 		t.Errorf("the seam ran after a mismatch (%s)", p)
 	})()
 	for _, path := range []string{otherFile, link} {
 		if err := os.WriteFile(path+".mark", nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := dialect.Load(context.Background(), dialect.LoadOptions{Path: path, SHA256: want})
-		var mm *dialect.ChecksumMismatchError
+		_, err := plugin.Load(context.Background(), plugin.LoadOptions{Path: path, SHA256: want})
+		var mm *plugin.ChecksumMismatchError
 		if !errors.As(err, &mm) {
 			t.Fatalf("%s: err = %v (%T), want *ChecksumMismatchError", path, err, err)
 		}
@@ -210,7 +211,7 @@ func TestPinnedLoadDeadlineDuringStart(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, err := dialect.Load(ctx, dialect.LoadOptions{Path: p, SHA256: digest(t, p), Logger: hclog.NewNullLogger()})
+	_, err := plugin.Load(ctx, plugin.LoadOptions{Path: p, SHA256: digest(t, p), Logger: hclog.NewNullLogger()})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the deadline (the script ran from its copy and stayed silent)", err)
 	}
@@ -221,7 +222,7 @@ func TestPinnedLoadDeadlineDuringStart(t *testing.T) {
 // host binary with the command's own arguments.
 func TestPinnedSelfServe(t *testing.T) {
 	isolate(t)
-	l := load(t, dialect.LoadOptions{
+	l := load(t, plugin.LoadOptions{
 		Name:       fixture.Name,
 		PluginDirs: []string{t.TempDir()},
 		SHA256:     digest(t, bins.host),

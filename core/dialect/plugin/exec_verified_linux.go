@@ -1,6 +1,6 @@
 //go:build linux
 
-package dialect
+package plugin
 
 import (
 	"errors"

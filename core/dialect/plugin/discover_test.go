@@ -1,21 +1,20 @@
-package dialect_test
+package plugin_test
 
 import (
 	"context"
 	"errors"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/tidemarkdb/tidemark/core/dialect"
 )
 
 func TestLoadNotFoundListsSearchedPlaces(t *testing.T) {
 	a, b, c := t.TempDir(), t.TempDir(), t.TempDir()
-	t.Setenv(dialect.PluginPathEnv, c)
-	_, err := dialect.Load(context.Background(), dialect.LoadOptions{Name: "nosuch", PluginDirs: []string{a, b}})
-	var nf *dialect.NotFoundError
+	t.Setenv(plugin.PluginPathEnv, c)
+	_, err := plugin.Load(context.Background(), plugin.LoadOptions{Name: "nosuch", PluginDirs: []string{a, b}})
+	var nf *plugin.NotFoundError
 	if !errors.As(err, &nf) {
 		t.Fatalf("err = %v (%T), want *NotFoundError", err, err)
 	}
@@ -25,7 +24,7 @@ func TestLoadNotFoundListsSearchedPlaces(t *testing.T) {
 		exe = r
 	}
 	msg := err.Error()
-	for _, want := range []string{"tidemark-dialect-nosuch", a, b, c, filepath.Dir(exe), "plugin_dirs", dialect.PluginPathEnv, "executable directory", "built-in"} {
+	for _, want := range []string{"tidemark-dialect-nosuch", a, b, c, filepath.Dir(exe), "plugin_dirs", plugin.PluginPathEnv, "executable directory", "built-in"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message does not name %q:\n%s", want, msg)
 		}
@@ -42,12 +41,12 @@ func TestLoadNotFoundListsSearchedPlaces(t *testing.T) {
 func TestLoadSkipsNonExecutable(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
-	p := filepath.Join(dir, dialect.PluginFileName("x"))
+	p := filepath.Join(dir, plugin.PluginFileName("x"))
 	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := dialect.Load(context.Background(), dialect.LoadOptions{Name: "x", PluginDirs: []string{dir}})
-	var nf *dialect.NotFoundError
+	_, err := plugin.Load(context.Background(), plugin.LoadOptions{Name: "x", PluginDirs: []string{dir}})
+	var nf *plugin.NotFoundError
 	if !errors.As(err, &nf) || !strings.Contains(err.Error(), "not executable") {
 		t.Fatalf("err = %v, want not found mentioning the non-executable file", err)
 	}
@@ -56,8 +55,8 @@ func TestLoadSkipsNonExecutable(t *testing.T) {
 func TestLoadRejectsBadNames(t *testing.T) {
 	isolate(t)
 	for _, name := range []string{"../etc", "a/b", "Postgres", ""} {
-		_, err := dialect.Load(context.Background(), dialect.LoadOptions{Name: name})
-		var nf *dialect.NotFoundError
+		_, err := plugin.Load(context.Background(), plugin.LoadOptions{Name: name})
+		var nf *plugin.NotFoundError
 		if err == nil || errors.As(err, &nf) {
 			t.Errorf("name %q: err = %v, want an invalid-name error", name, err)
 		}
@@ -66,7 +65,7 @@ func TestLoadRejectsBadNames(t *testing.T) {
 
 func TestLoadExplicitPathMissing(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "nope")
-	_, err := dialect.Load(context.Background(), dialect.LoadOptions{Path: p, Name: "fixture"})
+	_, err := plugin.Load(context.Background(), plugin.LoadOptions{Path: p, Name: "fixture"})
 	if err == nil || !strings.Contains(err.Error(), p) {
 		t.Fatalf("err = %v, want it to name %s", err, p)
 	}

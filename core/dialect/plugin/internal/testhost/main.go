@@ -18,6 +18,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/dialect/internal/fixture"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 )
 
 func main() {
@@ -28,15 +29,15 @@ func main() {
 	switch os.Args[1] {
 	case "serve":
 		if os.Args[2] == "failing" {
-			dialect.Serve(failing{})
+			plugin.Serve(failing{})
 		}
-		dialect.Serve(fixture.New())
+		plugin.Serve(fixture.New())
 	case "keep":
-		opts := dialect.LoadOptions{Path: os.Args[2], Keep: true}
+		opts := plugin.LoadOptions{Path: os.Args[2], Keep: true}
 		if len(os.Args) == 4 {
 			opts.SHA256 = os.Args[3]
 		}
-		l, err := dialect.Load(context.Background(), opts)
+		l, err := plugin.Load(context.Background(), opts)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "load:", err)
 			os.Exit(1)

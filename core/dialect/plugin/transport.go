@@ -1,4 +1,4 @@
-package dialect
+package plugin
 
 // The wire transport between host and plugin: hashicorp/go-plugin over gRPC.
 //
@@ -31,7 +31,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/hashicorp/go-plugin"
+	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/tidemarkdb/tidemark/core/dialect"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -55,7 +56,7 @@ const (
 // handshake is shared by host and plugin. ProtocolVersion is go-plugin's
 // legacy, unversioned field; negotiation really happens on the keys of
 // VersionedPlugins, which are contract versions (see pluginSets).
-var handshake = plugin.HandshakeConfig{
+var handshake = goplugin.HandshakeConfig{
 	ProtocolVersion:  1,
 	MagicCookieKey:   magicCookieKey,
 	MagicCookieValue: magicCookieValue,
@@ -63,29 +64,29 @@ var handshake = plugin.HandshakeConfig{
 
 // pluginSets returns the versioned plugin sets for one contract version.
 // impl is nil on the host side.
-func pluginSets(version int, impl Dialect) map[int]plugin.PluginSet {
-	return map[int]plugin.PluginSet{
+func pluginSets(version int, impl dialect.Dialect) map[int]goplugin.PluginSet {
+	return map[int]goplugin.PluginSet{
 		version: {pluginName: &grpcPlugin{impl: impl, version: version}},
 	}
 }
 
 // grpcPlugin is the go-plugin GRPCPlugin for a Dialect.
 type grpcPlugin struct {
-	plugin.NetRPCUnsupportedPlugin
-	impl    Dialect
+	goplugin.NetRPCUnsupportedPlugin
+	impl    dialect.Dialect
 	version int
 }
 
-var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
+var _ goplugin.GRPCPlugin = (*grpcPlugin)(nil)
 
 // GRPCServer registers the Dialect service (plugin side).
-func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+func (p *grpcPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
 	s.RegisterService(&dialectServiceDesc, &grpcServer{impl: p.impl, version: p.version})
 	return nil
 }
 
 // GRPCClient returns the host side's Dialect stub.
-func (p *grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+func (p *grpcPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	return &grpcClient{conn: c}, nil
 }
 
@@ -123,7 +124,7 @@ func describeHandler(srv any, ctx context.Context, dec func(any) error, intercep
 
 // grpcServer adapts a Dialect to the gRPC service (plugin side).
 type grpcServer struct {
-	impl    Dialect
+	impl    dialect.Dialect
 	version int
 }
 
@@ -140,8 +141,8 @@ func (s *grpcServer) Describe(ctx context.Context, in *wrapperspb.BytesValue) (*
 // in-process path runs it too, so both see exactly what crosses the wire.
 // A catalogue that leaves Identity.ContractVersion at zero is stamped with
 // the version the plugin was built with (which is what the field means).
-func describeJSON(ctx context.Context, d Dialect, version int, in []byte) ([]byte, error) {
-	var req DescribeRequest
+func describeJSON(ctx context.Context, d dialect.Dialect, version int, in []byte) ([]byte, error) {
+	var req dialect.DescribeRequest
 	if err := json.Unmarshal(in, &req); err != nil {
 		return nil, fmt.Errorf("decode DescribeRequest: %w", err)
 	}
@@ -160,10 +161,10 @@ func describeJSON(ctx context.Context, d Dialect, version int, in []byte) ([]byt
 }
 
 // decodeDescribeResponse is the host half of describeJSON.
-func decodeDescribeResponse(b []byte) (DescribeResponse, error) {
-	var resp DescribeResponse
+func decodeDescribeResponse(b []byte) (dialect.DescribeResponse, error) {
+	var resp dialect.DescribeResponse
 	if err := json.Unmarshal(b, &resp); err != nil {
-		return DescribeResponse{}, fmt.Errorf("decode DescribeResponse: %w", err)
+		return dialect.DescribeResponse{}, fmt.Errorf("decode DescribeResponse: %w", err)
 	}
 	return resp, nil
 }
@@ -173,20 +174,20 @@ type grpcClient struct {
 	conn *grpc.ClientConn
 }
 
-var _ Dialect = (*grpcClient)(nil)
+var _ dialect.Dialect = (*grpcClient)(nil)
 
 // Describe calls the plugin.
-func (c *grpcClient) Describe(ctx context.Context, req DescribeRequest) (DescribeResponse, error) {
+func (c *grpcClient) Describe(ctx context.Context, req dialect.DescribeRequest) (dialect.DescribeResponse, error) {
 	in, err := json.Marshal(req)
 	if err != nil {
-		return DescribeResponse{}, fmt.Errorf("encode DescribeRequest: %w", err)
+		return dialect.DescribeResponse{}, fmt.Errorf("encode DescribeRequest: %w", err)
 	}
 	out := new(wrapperspb.BytesValue)
 	if err := c.conn.Invoke(ctx, describeMethod, wrapperspb.Bytes(in), out); err != nil {
 		if st, ok := status.FromError(err); ok && st.Code() == codes.Unknown {
-			return DescribeResponse{}, fmt.Errorf("plugin Describe failed: %s", st.Message())
+			return dialect.DescribeResponse{}, fmt.Errorf("plugin Describe failed: %s", st.Message())
 		}
-		return DescribeResponse{}, fmt.Errorf("plugin Describe: %w", err)
+		return dialect.DescribeResponse{}, fmt.Errorf("plugin Describe: %w", err)
 	}
 	return decodeDescribeResponse(out.GetValue())
 }

@@ -1,4 +1,4 @@
-package dialect_test
+package plugin_test
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/dialect/internal/fixture"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 )
 
 func TestInProcess(t *testing.T) {
-	l, err := dialect.InProcess(context.Background(), fixture.New())
+	l, err := plugin.InProcess(context.Background(), fixture.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestInProcessContractVersion(t *testing.T) {
 		})
 	}
 	// Zero is stamped with the version the plugin was built with.
-	l, err := dialect.InProcess(context.Background(), withVersion(0))
+	l, err := plugin.InProcess(context.Background(), withVersion(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestInProcessContractVersion(t *testing.T) {
 		t.Errorf("ContractVersion = %d, want %d", l.Catalogue.Identity.ContractVersion, dialect.ContractVersion)
 	}
 	// Another version is refused.
-	_, err = dialect.InProcess(context.Background(), withVersion(dialect.ContractVersion+1))
+	_, err = plugin.InProcess(context.Background(), withVersion(dialect.ContractVersion+1))
 	var cv *dialect.ContractVersionError
 	if !errors.As(err, &cv) || cv.Plugin != dialect.ContractVersion+1 {
 		t.Fatalf("err = %v, want *ContractVersionError", err)
@@ -62,7 +63,7 @@ func TestInProcessDescribeError(t *testing.T) {
 	d := describeFunc(func(context.Context, dialect.DescribeRequest) (dialect.DescribeResponse, error) {
 		return dialect.DescribeResponse{}, errors.New("boom")
 	})
-	if _, err := dialect.InProcess(context.Background(), d); err == nil || !strings.Contains(err.Error(), "boom") {
+	if _, err := plugin.InProcess(context.Background(), d); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -4,14 +4,14 @@
 // If a file named <argv[0]>.mark exists, it first creates <argv[0]>.started,
 // so a test can tell whether it was ever run. argv[0] is the path the host
 // was asked to load; os.Executable would not do, since a pinned plugin is
-// executed from a sealed in-memory copy (see core/dialect's pinnedBinary).
+// executed from a sealed in-memory copy (see core/dialect/plugin's verifiedBinary).
 package main
 
 import (
 	"os"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/dialect/internal/fixture"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 )
 
 func main() {
@@ -20,5 +20,5 @@ func main() {
 			_ = os.WriteFile(exe+".started", []byte("started\n"), 0o644)
 		}
 	}
-	dialect.Serve(fixture.New())
+	plugin.Serve(fixture.New())
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package dialect
+package plugin
 
 // setParentDeathSignal is Linux-only; elsewhere the ppid poll of
 // startParentWatchdog is the only guarantee. On Unix systems an orphan is

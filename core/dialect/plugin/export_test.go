@@ -1,4 +1,4 @@
-package dialect
+package plugin
 
 // SetAfterVerify installs the test seam called after a pinned plugin has
 // been verified and before it is executed; the returned func restores it.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package dialect_test
+package plugin_test
 
 import (
 	"bufio"

@@ -1,17 +1,18 @@
-package dialect
+package plugin
 
 import (
 	"os"
 	"strconv"
 	"time"
 
-	"github.com/hashicorp/go-plugin"
+	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/tidemarkdb/tidemark/core/dialect"
 )
 
 // Serve runs d as a dialect plugin and never returns. It is the whole body of
 // a plugin's main:
 //
-//	func main() { dialect.Serve(postgres.New()) }
+//	func main() { plugin.Serve(postgres.New()) }
 //
 // Run by hand (without the host's handshake cookie) it prints a short notice
 // and exits with status 1.
@@ -19,14 +20,14 @@ import (
 // go-plugin does not stop a plugin whose host dies, so Serve adds a
 // parent-death watchdog: the plugin exits as soon as its parent process goes
 // away (see startParentWatchdog).
-func Serve(d Dialect) {
+func Serve(d dialect.Dialect) {
 	startParentWatchdog()
-	plugin.Serve(&plugin.ServeConfig{
+	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig:  handshake,
 		VersionedPlugins: pluginSets(servedContractVersion(), d),
-		GRPCServer:       plugin.DefaultGRPCServer,
+		GRPCServer:       goplugin.DefaultGRPCServer,
 	})
-	// plugin.Serve returns once the host has asked it to stop.
+	// goplugin.Serve returns once the host has asked it to stop.
 	os.Exit(0)
 }
 
@@ -34,7 +35,7 @@ func Serve(d Dialect) {
 // another contract version than ContractVersion. It exists only so the tests
 // can build a plugin that speaks a foreign contract version:
 //
-//	go build -ldflags "-X github.com/tidemarkdb/tidemark/core/dialect.contractVersionOverride=2"
+//	go build -ldflags "-X github.com/tidemarkdb/tidemark/core/dialect/plugin.contractVersionOverride=2"
 var contractVersionOverride string
 
 // disableParentDeathSignal, when set to a non-empty value at link time, skips
@@ -46,7 +47,7 @@ func servedContractVersion() int {
 	if v, err := strconv.Atoi(contractVersionOverride); err == nil && v > 0 {
 		return v
 	}
-	return ContractVersion
+	return dialect.ContractVersion
 }
 
 // watchdogInterval is how often the watchdog polls the parent pid.

@@ -1,4 +1,4 @@
-package dialect
+package plugin
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package dialect_test
+package plugin_test
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/dialect/internal/fixture"
+	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
@@ -32,7 +33,7 @@ var bins struct {
 	host        string // testhost
 }
 
-const pkg = "github.com/tidemarkdb/tidemark/core/dialect"
+const pkg = "github.com/tidemarkdb/tidemark/core/dialect/plugin"
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "tidemark-dialect-test-")
@@ -51,7 +52,7 @@ func TestMain(m *testing.M) {
 			{bins.plugin, "", "./internal/testplugin"},
 			{bins.pluginV2, "-X " + pkg + ".contractVersionOverride=99", "./internal/testplugin"},
 			{bins.pluginNoPDS, "-X " + pkg + ".disableParentDeathSignal=1", "./internal/testplugin"},
-			{bins.pluginOther, "-X " + pkg + "/internal/fixture.Build=other", "./internal/testplugin"},
+			{bins.pluginOther, "-X github.com/tidemarkdb/tidemark/core/dialect/internal/fixture.Build=other", "./internal/testplugin"},
 			{bins.host, "", "./internal/testhost"},
 		}
 		for _, b := range builds {
@@ -67,7 +68,7 @@ func TestMain(m *testing.M) {
 		}
 		return m.Run()
 	}()
-	dialect.CleanupClients()
+	plugin.CleanupClients()
 	os.Exit(code)
 }
 
@@ -75,7 +76,7 @@ func TestMain(m *testing.M) {
 // change what a test finds.
 func isolate(t *testing.T) {
 	t.Helper()
-	t.Setenv(dialect.PluginPathEnv, "")
+	t.Setenv(plugin.PluginPathEnv, "")
 }
 
 // copyPlugin copies src to dir/name (mode 0755) and returns the new path.
@@ -132,11 +133,11 @@ func waitGone(t *testing.T, pid int, d time.Duration) {
 	}
 }
 
-func load(t *testing.T, opts dialect.LoadOptions) *dialect.Loaded {
+func load(t *testing.T, opts plugin.LoadOptions) *plugin.Loaded {
 	t.Helper()
 	ctx, cancel := testtime.Context(context.Background(), 30*time.Second)
 	defer cancel()
-	l, err := dialect.Load(ctx, opts)
+	l, err := plugin.Load(ctx, opts)
 	if err != nil {
 		t.Fatalf("Load(%+v): %v", opts, err)
 	}
@@ -145,7 +146,7 @@ func load(t *testing.T, opts dialect.LoadOptions) *dialect.Loaded {
 
 func TestLoadByPath(t *testing.T) {
 	isolate(t)
-	l := load(t, dialect.LoadOptions{Path: bins.plugin})
+	l := load(t, plugin.LoadOptions{Path: bins.plugin})
 	checkFixture(t, l.Catalogue)
 	if l.Path != bins.plugin {
 		t.Errorf("Path = %q, want %q", l.Path, bins.plugin)
@@ -168,10 +169,10 @@ func TestLoadByPath(t *testing.T) {
 
 func TestLoadByNameFromPluginPathEnv(t *testing.T) {
 	dir := t.TempDir()
-	p := copyPlugin(t, bins.plugin, dir, dialect.PluginFileName(fixture.Name))
+	p := copyPlugin(t, bins.plugin, dir, plugin.PluginFileName(fixture.Name))
 	missing := filepath.Join(t.TempDir(), "missing")
-	t.Setenv(dialect.PluginPathEnv, missing+string(os.PathListSeparator)+""+string(os.PathListSeparator)+dir)
-	l := load(t, dialect.LoadOptions{Name: fixture.Name})
+	t.Setenv(plugin.PluginPathEnv, missing+string(os.PathListSeparator)+""+string(os.PathListSeparator)+dir)
+	l := load(t, plugin.LoadOptions{Name: fixture.Name})
 	checkFixture(t, l.Catalogue)
 	if l.Path != p {
 		t.Errorf("Path = %q, want %q", l.Path, p)
@@ -182,11 +183,11 @@ func TestLoadByNameFromPluginDirs(t *testing.T) {
 	// PluginDirs are searched before TIDEMARK_PLUGIN_PATH: put a plugin that
 	// would fail (foreign contract version) on the env path.
 	envDir := t.TempDir()
-	copyPlugin(t, bins.pluginV2, envDir, dialect.PluginFileName(fixture.Name))
-	t.Setenv(dialect.PluginPathEnv, envDir)
+	copyPlugin(t, bins.pluginV2, envDir, plugin.PluginFileName(fixture.Name))
+	t.Setenv(plugin.PluginPathEnv, envDir)
 	empty, dir := t.TempDir(), t.TempDir()
-	p := copyPlugin(t, bins.plugin, dir, dialect.PluginFileName(fixture.Name))
-	l := load(t, dialect.LoadOptions{Name: fixture.Name, PluginDirs: []string{empty, dir}})
+	p := copyPlugin(t, bins.plugin, dir, plugin.PluginFileName(fixture.Name))
+	l := load(t, plugin.LoadOptions{Name: fixture.Name, PluginDirs: []string{empty, dir}})
 	checkFixture(t, l.Catalogue)
 	if l.Path != p {
 		t.Errorf("Path = %q, want %q", l.Path, p)
@@ -196,7 +197,7 @@ func TestLoadByNameFromPluginDirs(t *testing.T) {
 func TestLoadSelfServe(t *testing.T) {
 	isolate(t)
 	var asked string
-	l := load(t, dialect.LoadOptions{
+	l := load(t, plugin.LoadOptions{
 		Name:       fixture.Name,
 		PluginDirs: []string{t.TempDir()},
 		SelfServe: func(name string) (*exec.Cmd, bool) {
@@ -213,7 +214,7 @@ func TestLoadSelfServe(t *testing.T) {
 
 func TestLoadDescribeErrorCrossesTheWire(t *testing.T) {
 	isolate(t)
-	_, err := dialect.Load(context.Background(), dialect.LoadOptions{
+	_, err := plugin.Load(context.Background(), plugin.LoadOptions{
 		Name:       "failing",
 		PluginDirs: []string{t.TempDir()},
 		SelfServe: func(name string) (*exec.Cmd, bool) {
@@ -238,7 +239,7 @@ func TestLoadSHA256Pin(t *testing.T) {
 	if err := os.WriteFile(good+".mark", nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l := load(t, dialect.LoadOptions{Path: good, SHA256: strings.ToUpper(want)})
+	l := load(t, plugin.LoadOptions{Path: good, SHA256: strings.ToUpper(want)})
 	checkFixture(t, l.Catalogue)
 	if _, err := os.Stat(good + ".started"); err != nil {
 		t.Fatalf("control: the pinned plugin left no start marker: %v", err)
@@ -258,8 +259,8 @@ func TestLoadSHA256Pin(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := digest(t, bad)
-	_, err = dialect.Load(context.Background(), dialect.LoadOptions{Path: bad, SHA256: want})
-	var mm *dialect.ChecksumMismatchError
+	_, err = plugin.Load(context.Background(), plugin.LoadOptions{Path: bad, SHA256: want})
+	var mm *plugin.ChecksumMismatchError
 	if !errors.As(err, &mm) {
 		t.Fatalf("err = %v (%T), want *ChecksumMismatchError", err, err)
 	}
@@ -277,7 +278,7 @@ func TestLoadSHA256Pin(t *testing.T) {
 	}
 
 	// A malformed pin is a configuration error, not a mismatch.
-	_, err = dialect.Load(context.Background(), dialect.LoadOptions{Path: good, SHA256: "abc"})
+	_, err = plugin.Load(context.Background(), plugin.LoadOptions{Path: good, SHA256: "abc"})
 	if err == nil || errors.As(err, &mm) {
 		t.Errorf("malformed pin: err = %v", err)
 	}
@@ -286,7 +287,7 @@ func TestLoadSHA256Pin(t *testing.T) {
 func TestHostEnvNotLeaked(t *testing.T) {
 	isolate(t)
 	t.Setenv(fixture.LeakCheckEnv, "host-secret")
-	l := load(t, dialect.LoadOptions{Path: bins.plugin})
+	l := load(t, plugin.LoadOptions{Path: bins.plugin})
 	names, leak := checkFixture(t, l.Catalogue)
 	if leak != "" {
 		t.Errorf("plugin saw %s=%q; the host environment leaked", fixture.LeakCheckEnv, leak)
@@ -304,7 +305,7 @@ func TestHostEnvNotLeaked(t *testing.T) {
 
 func TestContractVersionMismatch(t *testing.T) {
 	isolate(t)
-	_, err := dialect.Load(context.Background(), dialect.LoadOptions{Path: bins.pluginV2, Logger: hclog.NewNullLogger()})
+	_, err := plugin.Load(context.Background(), plugin.LoadOptions{Path: bins.pluginV2, Logger: hclog.NewNullLogger()})
 	var cv *dialect.ContractVersionError
 	if !errors.As(err, &cv) {
 		t.Fatalf("err = %v (%T), want *ContractVersionError", err, err)
@@ -320,7 +321,7 @@ func TestContractVersionMismatch(t *testing.T) {
 
 func TestLoadNameMustMatchIdentity(t *testing.T) {
 	isolate(t)
-	_, err := dialect.Load(context.Background(), dialect.LoadOptions{Path: bins.plugin, Name: "postgres"})
+	_, err := plugin.Load(context.Background(), plugin.LoadOptions{Path: bins.plugin, Name: "postgres"})
 	if err == nil || !strings.Contains(err.Error(), `"postgres"`) || !strings.Contains(err.Error(), `"fixture"`) {
 		t.Fatalf("err = %v, want a name mismatch naming both", err)
 	}
@@ -328,7 +329,7 @@ func TestLoadNameMustMatchIdentity(t *testing.T) {
 
 func TestLoadKeep(t *testing.T) {
 	isolate(t)
-	l := load(t, dialect.LoadOptions{Path: bins.plugin, Keep: true})
+	l := load(t, plugin.LoadOptions{Path: bins.plugin, Keep: true})
 	defer l.Close()
 	checkFixture(t, l.Catalogue)
 	if processGone(l.PID) {
@@ -355,7 +356,7 @@ func TestLoadCanceledContext(t *testing.T) {
 	isolate(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := dialect.Load(ctx, dialect.LoadOptions{Path: bins.plugin}); !errors.Is(err, context.Canceled) {
+	if _, err := plugin.Load(ctx, plugin.LoadOptions{Path: bins.plugin}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
@@ -370,7 +371,7 @@ func TestLoadDeadlineDuringStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := dialect.Load(ctx, dialect.LoadOptions{Path: p, Logger: hclog.NewNullLogger()})
+	_, err := plugin.Load(ctx, plugin.LoadOptions{Path: p, Logger: hclog.NewNullLogger()})
 	if err == nil {
 		t.Fatal("Load of a silent plugin succeeded")
 	}
@@ -388,7 +389,7 @@ func TestLoadConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := dialect.Load(context.Background(), dialect.LoadOptions{Path: bins.plugin})
+			_, err := plugin.Load(context.Background(), plugin.LoadOptions{Path: bins.plugin})
 			errs <- err
 		}()
 	}
