@@ -27,10 +27,12 @@ func positionTests() []Test {
 // sequence that nextval waits for (ALTER SEQUENCE takes SHARE ROW
 // EXCLUSIVE, nextval needs ROW EXCLUSIVE), an append then blocks inside
 // nextval, and the blocked backend must already have a transaction id
-// (pg_stat_activity.backend_xid), which is the xmin of the rows it stores
-// once the lock is released. An append that drew the position first would
+// (its transactionid lock), which is the xmin of the rows it stores once
+// the lock is released. An append that drew the position first would
 // wait with no transaction id (a plain INSERT gets one only when it writes
-// its first row). It runs for the one-statement append and for one in a
+// its first row). The wait and the id come from one snapshot of pg_locks
+// (the id is the transactionid lock the backend holds), so the answer is
+// the same whatever the timing. It runs for the one-statement append and for one in a
 // transaction (two streams). The strategy is PostgreSQL's (pg_locks,
 // pg_stat_activity); counter dialects skip.
 func testXIDBeforeNextval(t T, env *Env) {
@@ -85,28 +87,29 @@ func blockedAppendXID(t T, ctx context.Context, env *Env, s *eventstore.Store, s
 		_, err := s.Append(ctx, streams...)
 		done <- err
 	}()
-	// Only a backend whose statement draws from the sequence counts: the
-	// advancer's reads of the sequence (its committed end, its cache-size
-	// check) wait behind the ALTER's lock too, with no transaction id, and
-	// picking one of them made this test fail at random (1 full run of 3).
-	waiting := dialect.Compile(`SELECT l.pid, a.backend_xid::text FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-WHERE l.relation = #{seq}::regclass AND NOT l.granted AND a.query ILIKE '%nextval%'`, ph)
+	// The wait and the transaction id are read from one snapshot of the
+	// lock table: a waiting backend's xid is the transactionid lock it
+	// holds from the moment it is assigned. (Reading the xid from
+	// pg_stat_activity, a second snapshot taken before or after pg_locks
+	// as the plan falls, showed a waiting append with no xid at random.)
+	// pg_locks covers every database and relation OIDs are per database
+	// (copies of one template share them): only this database's waits
+	// count. Only a backend whose statement draws from the sequence
+	// counts: other reads of the sequence wait behind the ALTER too, with
+	// no transaction id; the statement's text is set before it waits, so
+	// a pg_stat_activity read older than the wait only drops the row
+	// until the next read.
+	waiting := dialect.Compile(`WITH l AS MATERIALIZED (SELECT * FROM pg_locks)
+SELECT w.pid, x.transactionid::text FROM l w
+LEFT JOIN l x ON x.pid = w.pid AND x.locktype = 'transactionid' AND x.granted
+JOIN pg_stat_activity a ON a.pid = w.pid
+WHERE w.relation = #{seq}::regclass AND NOT w.granted AND a.query ILIKE '%nextval%'
+AND w.database = (SELECT oid FROM pg_database WHERE datname = current_database())`, ph)
 	args, _ := waiting.Args(map[string]any{"seq": foldName(&env.Catalogue, seq)})
-	nulls := 0
 	for {
 		var pid int64
 		var xid sql.NullString
 		err := env.DB.QueryRowContext(ctx, waiting.SQL, args...).Scan(&pid, &xid)
-		if err == nil && !xid.Valid && nulls < 3 {
-			// pg_locks and pg_stat_activity are two snapshots of one query:
-			// the activity one may predate the xid the locks one waits
-			// with (lib/pq failed here 1 run in 4, before and after the
-			// advancer's changes). A backend still waiting cannot change
-			// its xid, so three reads with no xid are the append's own.
-			nulls++
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
 		if err == nil {
 			if !xid.Valid {
 				_ = holder.Rollback()

@@ -191,14 +191,18 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer r.leave(ctx)
 	timer := time.NewTimer(r.opts.PollInterval)
 	defer timer.Stop()
+	failures := 0
 	for {
 		wake := r.wakeups()
 		n, more, err := r.poll(ctx)
 		if err != nil && !isTransientOrCanceled(ctx, err) {
 			return err
 		}
-		if err != nil && ctx.Err() == nil {
+		if err == nil {
+			failures = 0
+		} else if ctx.Err() == nil {
 			r.opts.Logger.Warn("consumer poll failed; retrying", "consumer", r.c.Name, "err", err)
+			failures++
 		}
 		if ctx.Err() != nil {
 			r.flush(ctx)
@@ -207,7 +211,10 @@ func (r *Runner) Run(ctx context.Context) error {
 		if n > 0 || more {
 			continue
 		}
-		timer.Reset(r.opts.PollInterval)
+		// A failed poll is retried after a backoff, not at the next
+		// wake-up: the mark may already have made its last move (what the
+		// failed poll was to read), and PollInterval may be long.
+		timer.Reset(r.retryWait(failures))
 		select {
 		case <-ctx.Done():
 			r.flush(ctx)
@@ -217,6 +224,16 @@ func (r *Runner) Run(ctx context.Context) error {
 		case <-timer.C:
 		}
 	}
+}
+
+// retryWait is how long Run waits for a wake-up before polling again
+// after failures polls failed in a row: PollInterval, or after a failure
+// 10 ms doubling per failure up to a second, whichever is shorter.
+func (r *Runner) retryWait(failures int) time.Duration {
+	if failures == 0 {
+		return r.opts.PollInterval
+	}
+	return min(r.opts.PollInterval, time.Second, 10*time.Millisecond<<min(failures-1, 7))
 }
 
 // wakeups merges the sources' wake-up channels (taken before the poll, so

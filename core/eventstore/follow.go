@@ -2,7 +2,11 @@ package eventstore
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"time"
+
+	"github.com/tidemarkdb/tidemark/core/sqlerr"
 )
 
 // Waker tells a follower the mark moved; *hwm.Advancer implements it.
@@ -30,20 +34,44 @@ type FollowOptions struct {
 	// one connection (SetMaxOpenConns(1)) Follow buffers on its own; set
 	// Buffered when the pool is small and several handlers use it.
 	Buffered bool
+	// RetryMax caps the backoff between reads of a page that failed with a
+	// transient error (default 1s: a follower resumes within a second of
+	// the cause going away).
+	RetryMax time.Duration
+	// OnRetry, when set, is called before each such retry with the number
+	// of failures in a row before this one (0 for the first) and the
+	// error: where a caller logs or counts them (Follow retries without
+	// limit; a caller wanting one cancels ctx).
+	OnRetry func(failures int, err error)
+}
+
+func (o FollowOptions) withDefaults() FollowOptions {
+	if o.PollInterval <= 0 {
+		o.PollInterval = 100 * time.Millisecond
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 5000
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = time.Second
+	}
+	return o
 }
 
 // Follow calls fn for every event after position after, in global order,
 // exactly once each, as the high-water mark passes it: never an event whose
 // transaction may still commit before an earlier one. It returns when ctx
-// ends (with ctx.Err()) or fn returns an error (returned as it is). An
-// error reading a page may come after fn saw some of its events.
+// ends (with ctx.Err(), however the stop fell: mid-page, or between a
+// page's last row and its commit, where database/sql has already rolled
+// the read back) or fn returns an error (returned as it is). A transient
+// database error (sqlerr.IsTransient, by the dialect's classification: a
+// recovery conflict on a lagging replica, a lost connection, a lock timeout)
+// is retried without limit, after a backoff that grows to RetryMax, from
+// the last position fn accepted: nothing is delivered twice or skipped. Any
+// other error reading a page is returned, possibly after fn saw some of
+// the page's events.
 func (s *Store) Follow(ctx context.Context, after int64, opts FollowOptions, fn func(Recorded) error) error {
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = 100 * time.Millisecond
-	}
-	if opts.PageSize <= 0 {
-		opts.PageSize = 5000
-	}
+	opts = opts.withDefaults()
 	timer := time.NewTimer(opts.PollInterval)
 	defer timer.Stop()
 	for {
@@ -56,6 +84,7 @@ func (s *Store) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 		// else is committed up to that mark there. A mark below after (a
 		// server further behind than the last) reads nothing and waits.
 		streamed := s.streams(opts)
+		failures := 0
 		for {
 			var fnErr error
 			n, mark, err := s.followPage(ctx, after, opts.PageSize, streamed, func(r Recorded) error {
@@ -66,15 +95,13 @@ func (s *Store) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 				return nil
 			})
 			if err != nil {
-				if fnErr == nil && ctx.Err() != nil {
-					// Stopped mid-page: database/sql rolled the read back
-					// when ctx ended, so the page's end reports
-					// sql.ErrTxDone or a driver's cancel error; a stop is
-					// ctx.Err() (seen once on HSQLDB in a clean run).
-					return ctx.Err()
+				if err = s.followFailed(ctx, opts, fnErr, err, failures); err != nil {
+					return err
 				}
-				return err
+				failures++
+				continue // the page again, from the last event fn accepted
 			}
+			failures = 0
 			if n < opts.PageSize {
 				after = max(after, mark)
 				break
@@ -87,5 +114,36 @@ func (s *Store) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 		case <-changed:
 		case <-timer.C:
 		}
+	}
+}
+
+// followFailed decides what a page that ended in err (fnErr: fn's, if fn
+// failed) means for Follow: nil after waiting out the backoff of a
+// transient error (the caller reads the page again), else the error Follow
+// returns.
+func (s *Store) followFailed(ctx context.Context, opts FollowOptions, fnErr, err error, failures int) error {
+	switch {
+	case fnErr != nil:
+		return err
+	case ctx.Err() != nil:
+		// Stopped during the page: database/sql rolls the read back when
+		// ctx ends, so the page's end reports sql.ErrTxDone or a driver's
+		// cancel error. A stop is ctx.Err().
+		return ctx.Err()
+	case !sqlerr.IsTransient(err):
+		return err
+	}
+	if opts.OnRetry != nil {
+		opts.OnRetry(failures, err)
+	}
+	// Full jitter: followers that failed together do not retry together.
+	ceiling := min(opts.RetryMax, time.Duration(float64(time.Millisecond)*math.Pow(2, float64(min(failures, 30)))))
+	t := time.NewTimer(time.Duration(rand.Int64N(int64(ceiling) + 1)))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

@@ -99,6 +99,7 @@ func init() {
 // TIDEMARK_FIREBIRD_ONLY=consumer/stop_during_read_saves_read_partitions: 1 passed).
 func init() {
 	passing = append(passing, "consumer/stop_during_read_saves_read_partitions")
+	passing = append(passing, "consumer/poll_failed_after_last_wakeup_retried")
 }
 
 // The key-collation check, run on Firebird 3 (TIDEMARK_FIREBIRD_ALL=1

@@ -8,5 +8,10 @@ func init() {
 		"eventstore/follow_buffered",
 		"hwm/interleaved_commits_tail_reader_streamed",
 		"hwm/interleaved_autocommit_tail_reader_streamed",
+		// A stop between a page and its commit, transient errors retried.
+		"eventstore/follow_streams_rows_stop_before_commit",
+		"eventstore/follow_buffered_stop_before_commit",
+		"eventstore/follow_streams_rows_transient_retried",
+		"eventstore/follow_buffered_transient_retried",
 	)
 }

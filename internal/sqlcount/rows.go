@@ -1,19 +1,21 @@
 package sqlcount
 
 import (
+	"context"
 	"database/sql/driver"
+	"errors"
 	"io"
 	"reflect"
 )
 
-// rows wraps r to count its rows when CountRows is set (r as it is
-// otherwise, so counting statements alone changes nothing of the driver's
-// rows).
-func (c *Counts) rows(r driver.Rows) driver.Rows {
-	if r == nil || !c.CountRows {
+// rows wraps r, the rows of query q, to count its rows when CountRows is
+// set and to run the Fault and AtEnd hooks when set (r as it is otherwise,
+// so counting statements alone changes nothing of the driver's rows).
+func (c *Counts) rows(ctx context.Context, q string, r driver.Rows) driver.Rows {
+	if r == nil || !c.CountRows && c.Fault == nil && c.AtEnd == nil {
 		return r
 	}
-	return &countedRows{r, c}
+	return &countedRows{Rows: r, c: c, ctx: ctx, q: q}
 }
 
 // countedRows counts the rows the driver delivers. It forwards every
@@ -21,13 +23,25 @@ func (c *Counts) rows(r driver.Rows) driver.Rows {
 // lacks one, it answers what database/sql assumes without it.
 type countedRows struct {
 	driver.Rows
-	c *Counts
+	c   *Counts
+	ctx context.Context
+	q   string
+	n   int // rows read so far
 }
 
 func (r *countedRows) Next(dest []driver.Value) error {
+	if err := r.c.fault(r.ctx, r.q, r.n); err != nil {
+		return err
+	}
 	err := r.Rows.Next(dest)
-	if err == nil {
-		r.c.Rows.Add(1)
+	switch {
+	case err == nil:
+		r.n++
+		if r.c.CountRows {
+			r.c.Rows.Add(1)
+		}
+	case errors.Is(err, io.EOF) && r.c.AtEnd != nil:
+		r.c.AtEnd(r.ctx, r.q)
 	}
 	return err
 }

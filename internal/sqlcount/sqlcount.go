@@ -3,7 +3,10 @@
 // statement), every BEGIN, COMMIT and ROLLBACK. Preparing a statement is
 // not counted (the engine prepares each one once per connection). The
 // bench prints statements per append with it, on any driver, without
-// server-side statistics.
+// server-side statistics. Its Fault and AtEnd hooks make it a test's seam
+// between database/sql and the real driver: a fault injected there (an
+// error, a cancel at a chosen point) reaches the code under test as it
+// would from the driver, with no behaviour of the database imitated.
 package sqlcount
 
 import (
@@ -34,6 +37,17 @@ type Counts struct {
 	// Timed, set with ByText before Open, also sums each text's wall time
 	// in the driver call (for a query: until its first rows came back).
 	Timed bool
+	// Fault, set before Open, is called before every Exec and Query (row
+	// -1) and before each row a query's rows read from the driver (row 0,
+	// 1, …), with the statement's context and SQL; an error it returns is
+	// returned in place of the driver's answer (the driver never sees the
+	// statement, or the row is not read). It runs on the caller's
+	// goroutine and must be safe for concurrent use.
+	Fault func(ctx context.Context, q string, row int) error
+	// AtEnd, set before Open, is called when the driver reports a query's
+	// rows exhausted, before database/sql sees the end (what follows the
+	// last row: in a transaction, its commit).
+	AtEnd func(ctx context.Context, q string)
 
 	mu    sync.Mutex
 	texts map[string]int64
@@ -107,6 +121,14 @@ func (c *Counts) text(q string) {
 		c.texts = map[string]int64{}
 	}
 	c.texts[q]++
+}
+
+// fault runs the Fault hook, if any.
+func (c *Counts) fault(ctx context.Context, q string, row int) error {
+	if c.Fault == nil {
+		return nil
+	}
+	return c.Fault(ctx, q, row)
 }
 
 // Total is statements plus transaction control.
@@ -195,6 +217,9 @@ func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedVal
 	if !ok {
 		return nil, driver.ErrSkip
 	}
+	if err := c.c.fault(ctx, q, -1); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	r, err := e.ExecContext(ctx, q, args)
 	c.c.since(q, start)
@@ -209,13 +234,16 @@ func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedVa
 	if !ok {
 		return nil, driver.ErrSkip
 	}
+	if err := c.c.fault(ctx, q, -1); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	r, err := e.QueryContext(ctx, q, args)
 	c.c.since(q, start)
 	if !errors.Is(err, driver.ErrSkip) {
 		c.c.stmt(q)
 	}
-	return c.c.rows(r), err
+	return c.c.rows(ctx, q, r), err
 }
 
 func (c *conn) Ping(ctx context.Context) error {
@@ -253,6 +281,9 @@ type stmt struct {
 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if err := s.c.fault(ctx, s.q, -1); err != nil {
+		return nil, err
+	}
 	s.c.stmt(s.q)
 	defer s.c.since(s.q, time.Now())
 	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
@@ -266,18 +297,21 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if err := s.c.fault(ctx, s.q, -1); err != nil {
+		return nil, err
+	}
 	s.c.stmt(s.q)
 	defer s.c.since(s.q, time.Now())
 	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
 		r, err := q.QueryContext(ctx, args)
-		return s.c.rows(r), err
+		return s.c.rows(ctx, s.q, r), err
 	}
 	vals, err := values(args)
 	if err != nil {
 		return nil, err
 	}
 	r, err := s.Stmt.Query(vals) //nolint:staticcheck // the driver has nothing else
-	return s.c.rows(r), err
+	return s.c.rows(ctx, s.q, r), err
 }
 
 func (s *stmt) CheckNamedValue(nv *driver.NamedValue) error {
