@@ -55,6 +55,9 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 			// state stays what the last complete poll left (a stop's
 			// flush still saves it).
 			if herr := r.missingHistory(work, err); herr != errNotMissing {
+				// A halt (or its failure): reload when running again,
+				// from the checkpoints and the incomplete-history marks.
+				r.loaded = false
 				return n, false, herr
 			}
 			return n, false, err
