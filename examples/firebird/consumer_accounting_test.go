@@ -121,3 +121,14 @@ func init() {
 func init() {
 	passing = append(passing, "hwm/dsn_params_two_engines_no_busy")
 }
+
+// The cheaper poll's tests (one range read of every partition, checkpoints
+// saved in one transaction).
+func init() {
+	passing = append(passing,
+		"consumer/poll_reads_partitions_in_one_range",
+		"consumer/partitions_apart_applied_once_in_order",
+		"consumer/partitions_pages_apart_applied_once_in_order",
+		"consumer/partitions_apart_transactional_applied_once",
+	)
+}
