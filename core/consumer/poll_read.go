@@ -134,9 +134,9 @@ func (r *Runner) rangeLimit(s Source) int { return r.opts.PageSize * s.Partition
 // every partition's read position moves there. A poll reads at most
 // PageSize × partitions messages in all, as the per-partition reads, but
 // without Transactional one partition may get more than PageSize of them:
-// cutting the page at a partition's PageSize-th message dropped half of
-// what the bench's range reads fetched (its streams put 100 events at a
-// time in one partition). A Transactional runner cuts there all the same.
+// cutting the page at a partition's PageSize-th message would drop and read
+// again what a busy partition's burst brought. A Transactional runner cuts
+// there all the same.
 func (r *Runner) readRange(ctx context.Context, s Source, rr RangeReader, mark int64, undo *readUndo) ([]Message, bool, error) {
 	after := int64(-1)
 	for p := range s.Partitions() {
@@ -166,9 +166,9 @@ func (r *Runner) readRange(ctx context.Context, s Source, rr RangeReader, mark i
 		byPart[m.Partition] = append(byPart[m.Partition], m)
 		if r.opts.Transactional && len(byPart[m.Partition]) == r.opts.PageSize {
 			// Transactional applies of a partition commit one after the
-			// other: in one bench run (load 12) its Transactional catch-up
-			// applied 1426 ev/s without this cut, 2378 with it (2759 read
-			// per partition). What follows the cut is read again.
+			// other, so a partition given more than a page slows the
+			// catch-up (measured with the bench's Transactional runner).
+			// What follows the cut is read again.
 			through, more = m.Position, true
 		}
 	}
