@@ -136,6 +136,15 @@ func (s *cancelOnReadSource) Read(ctx context.Context, partition int, after, upt
 	return s.EventStoreSource.Read(ctx, partition, after, upto, limit)
 }
 
+// ReadRangeMarked ends the run's context if armed: the runner reads every
+// partition at once through it when it holds them all.
+func (s *cancelOnReadSource) ReadRangeMarked(ctx context.Context, after, upto int64, limit int) ([]consumer.Message, int64, error) {
+	if s.fire() {
+		return nil, 0, ctx.Err()
+	}
+	return s.EventStoreSource.ReadRangeMarked(ctx, after, upto, limit)
+}
+
 func (s *cancelOnReadSource) ReadMarked(ctx context.Context, partition int, after, upto int64, limit int) ([]consumer.Message, int64, error) {
 	if s.fire() {
 		return nil, 0, ctx.Err()

@@ -11,20 +11,21 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/dialect"
-	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
 	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
-// failingReads is the event store as a source whose reads fail once with a transient
+// failingReads is the event store as a source whose reads (the range read
+// of every partition, and a partition's read) fail once with a transient
 // error when they read up to failAt or beyond: the read of the mark's last
 // move.
 type failingReads struct {
 	consumer.EventStoreSource
 	failAt atomic.Int64 // 0: never
 	fired  atomic.Bool
+	ranges atomic.Int64 // range reads asked for
 }
 
 func (f *failingReads) fail(upto int64) error {
@@ -51,6 +52,15 @@ func (f *failingReads) ReadMarked(ctx context.Context, partition int, after, upt
 	return f.EventStoreSource.ReadMarked(ctx, partition, after, upto, limit)
 }
 
+// ReadRangeMarked forwards to the event store's range read unless it fails.
+func (f *failingReads) ReadRangeMarked(ctx context.Context, after, upto int64, limit int) ([]consumer.Message, int64, error) {
+	f.ranges.Add(1)
+	if err := f.fail(upto); err != nil {
+		return nil, 0, err
+	}
+	return f.EventStoreSource.ReadRangeMarked(ctx, after, upto, limit)
+}
+
 // testPollFailedAfterLastWakeup runs a Transactional consumer whose poll
 // interval is far beyond the test's bound, so only the advancer's wake-ups
 // make it poll (as consumer/run_woken_by_mark_graceful_stop), and fails
@@ -58,24 +68,6 @@ func (f *failingReads) ReadMarked(ctx context.Context, partition int, after, upt
 // woke. Nothing will wake the runner again: it must poll again on its own,
 // after a backoff, and apply every event once (a runner that waited for
 // the next wake-up after a failed poll would wait PollInterval, an hour).
-func consumerPollRetryTests() []Test {
-	return []Test{{"consumer/poll_failed_after_last_wakeup_retried", testPollFailedAfterLastWakeup}}
-}
-
-// idPerPartition returns one new aggregate id in each of e's partitions,
-// by partition.
-func idPerPartition(t T, e *engine.Engine) []string {
-	t.Helper()
-	ids := make([]string, e.Partitions)
-	for left := e.Partitions; left > 0; {
-		id := newID(t)
-		if p := eventstore.PartitionKey(id, e.Partitions); ids[p] == "" {
-			ids[p], left = id, left-1
-		}
-	}
-	return ids
-}
-
 func testPollFailedAfterLastWakeup(t T, env *Env) {
 	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -115,7 +107,7 @@ func testPollFailedAfterLastWakeup(t T, env *Env) {
 		t.Fatal(err)
 	}
 	waitForOr(t, fmt.Sprintf("%d applies", len(res.Positions)), func() bool { return len(appliedCounts(t, env)) == len(res.Positions) }, func() string {
-		return fmt.Sprintf("applied %v, read failed: %v, advancer mark %d", appliedCounts(t, env), src.fired.Load(), adv.Mark())
+		return fmt.Sprintf("applied %v, read failed: %v, range reads %d, advancer mark %d", appliedCounts(t, env), src.fired.Load(), src.ranges.Load(), adv.Mark())
 	})
 	stop()
 	wg.Wait()
@@ -130,4 +122,5 @@ func testPollFailedAfterLastWakeup(t T, env *Env) {
 			t.Errorf("position %d applied %d times, want once", p, n)
 		}
 	}
+	t.Logf("range reads: %d (the failed one included)", src.ranges.Load())
 }

@@ -389,6 +389,14 @@ func (s *rebuildingSource) Read(ctx context.Context, partition int, after, upto 
 	return s.Source.Read(ctx, partition, after, upto, limit)
 }
 
+// ReadRangeMarked runs the rebuild during the range read of every
+// partition (the runner's read when it holds them all); the source it
+// wraps must be a RangeReader.
+func (s *rebuildingSource) ReadRangeMarked(ctx context.Context, after, upto int64, limit int) ([]consumer.Message, int64, error) {
+	s.once.Do(func() { s.err = s.rebuild(ctx) })
+	return s.Source.(consumer.RangeReader).ReadRangeMarked(ctx, after, upto, limit)
+}
+
 // partitionOf is the spec's partition of an aggregate id: FNV-1a (32 bits)
 // of its UTF-8 bytes modulo the partition count.
 func partitionOf(id string, partitions int) int {

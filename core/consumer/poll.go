@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -104,60 +105,6 @@ func (r *Runner) load(ctx context.Context, epoch int64) error {
 	r.parts, r.epoch, r.loaded, r.stale = parts, epoch, true, false
 	r.mu.Unlock()
 	return nil
-}
-
-// read takes a page of every partition of every source, up to the mark
-// read once per source for this poll.
-func (r *Runner) read(ctx context.Context) (batch []Message, more bool, err error) {
-	// A failed read drops its batch: the partitions it read go back to
-	// where they were, so nothing read and not applied counts as read.
-	type undo struct {
-		st   *partState
-		read int64
-	}
-	var undos []undo
-	defer func() {
-		if err != nil {
-			for _, u := range undos {
-				u.st.read, u.st.pending, u.st.aborted = u.read, map[int64]bool{}, map[int64]bool{}
-			}
-		}
-	}()
-	for _, s := range r.opts.Sources {
-		mark, err := s.Mark(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		r.marks[s.Name()] = mark
-		for p := range s.Partitions() {
-			st := r.parts[partKey{s.Name(), p}]
-			gen, mine := r.leased(p)
-			if st.read >= mark || !mine {
-				continue
-			}
-			msgs, below, err := readMarked(ctx, s, p, st.read, mark, r.opts.PageSize)
-			if err != nil {
-				return nil, false, &readError{source: s, err: err}
-			}
-			for i := range msgs {
-				msgs[i].Generation = gen
-			}
-			undos = append(undos, undo{st, st.read})
-			st.pending, st.aborted, st.changed = map[int64]bool{}, map[int64]bool{}, make(chan struct{})
-			for _, m := range msgs {
-				st.pending[m.Position] = true
-			}
-			batch = append(batch, msgs...)
-			if len(msgs) < r.opts.PageSize {
-				// Nothing else committed up to the mark the page was read
-				// below (a server behind the poll's mark reads less).
-				st.read = max(st.read, below)
-			} else {
-				st.read, more = msgs[len(msgs)-1].Position, true
-			}
-		}
-	}
-	return batch, more, nil
 }
 
 // readMarked reads a page of s and the mark it was read below: the
@@ -489,18 +436,45 @@ func (r *Runner) save(ctx context.Context, all bool) error {
 	if stale {
 		return nil
 	}
-	for _, w := range writes {
-		moved, err := r.saveFenced(ctx, w.k, w.pos, epoch, w.gen)
+	// In source and partition order: instances of one consumer saving the
+	// same rows in one transaction each lock them in the same order, so
+	// they never deadlock.
+	sort.Slice(writes, func(i, j int) bool {
+		a, b := writes[i].k, writes[j].k
+		return a.source < b.source || a.source == b.source && a.partition < b.partition
+	})
+	moved := make([]bool, len(writes))
+	if r.member == nil && len(writes) > 1 {
+		// One transaction for every write: one commit (one log flush
+		// where commits are durable) instead of one per partition.
+		err := r.reg.inTx(ctx, func(tx *sql.Tx) error {
+			for i, w := range writes {
+				var err error
+				if moved[i], err = r.reg.Advance(ctx, tx, r.c.ID, w.k.source, w.k.partition, w.pos, epoch); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		r.mu.Lock()
+	} else {
+		for i, w := range writes {
+			var err error
+			if moved[i], err = r.saveFenced(ctx, w.k, w.pos, epoch, w.gen); err != nil {
+				return err
+			}
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, w := range writes {
 		st := r.parts[w.k]
 		st.dirty, st.lastSave = false, now
-		if moved {
+		if moved[i] {
 			st.saved = max(st.saved, w.pos)
 		}
-		r.mu.Unlock()
 	}
 	return nil
 }

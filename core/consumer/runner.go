@@ -36,7 +36,10 @@ type Options struct {
 	Workers int
 	// PollInterval is the fallback when no wake-up comes (default 100ms).
 	PollInterval time.Duration
-	// PageSize is the most messages read per partition per poll (default 500).
+	// PageSize is the most messages read per partition per poll (default
+	// 500); a range read of every partition at once (RangeReader) reads
+	// at most PageSize × partitions in all, however they fall (per
+	// partition all the same when Transactional).
 	PageSize int
 	// EmptySaveInterval: over positions that hold nothing to apply, a
 	// checkpoint is saved at most this often (default one minute, the

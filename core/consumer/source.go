@@ -60,6 +60,16 @@ type MarkedReader interface {
 	ReadMarked(ctx context.Context, partition int, after, upto int64, limit int) ([]Message, int64, error)
 }
 
+// RangeReader is a Source whose positions are one sequence across its
+// partitions and that reads every partition in one statement: the
+// messages of all partitions in (after, upto], in position order, up to
+// limit, with the mark they were read below (as MarkedReader). The runner
+// reads through it when it holds every partition and they are close, one
+// round trip instead of one per partition.
+type RangeReader interface {
+	ReadRangeMarked(ctx context.Context, after, upto int64, limit int) ([]Message, int64, error)
+}
+
 // EventStoreSource is the event store as a Source.
 type EventStoreSource struct {
 	Store *eventstore.Store
@@ -95,6 +105,16 @@ func (s EventStoreSource) Read(ctx context.Context, partition int, after, upto i
 // skips.
 func (s EventStoreSource) ReadMarked(ctx context.Context, partition int, after, upto int64, limit int) ([]Message, int64, error) {
 	evs, mark, err := s.Store.ReadPage(ctx, partition, after, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.messages(evs, upto), min(mark, upto), nil
+}
+
+// ReadRangeMarked reads every partition (Store.ReadPage of partition -1:
+// the mark and the page in one read-only transaction).
+func (s EventStoreSource) ReadRangeMarked(ctx context.Context, after, upto int64, limit int) ([]Message, int64, error) {
+	evs, mark, err := s.Store.ReadPage(ctx, -1, after, limit)
 	if err != nil {
 		return nil, 0, err
 	}

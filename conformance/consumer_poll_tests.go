@@ -1,0 +1,215 @@
+package conformance
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/internal/sqlcount"
+)
+
+func consumerPollTests() []Test {
+	return []Test{
+		{"consumer/poll_reads_partitions_in_one_range", testConsumerPollCost},
+		{"consumer/partitions_apart_applied_once_in_order", func(t T, env *Env) { testPartitionsApart(t, env, 100, false) }},
+		{"consumer/partitions_pages_apart_applied_once_in_order", func(t T, env *Env) { testPartitionsApart(t, env, 1, false) }},
+		{"consumer/partitions_apart_transactional_applied_once", func(t T, env *Env) { testPartitionsApart(t, env, 2, true) }},
+		{"consumer/poll_failed_after_last_wakeup_retried", testPollFailedAfterLastWakeup},
+	}
+}
+
+// idPerPartition returns one new aggregate id in each of e's partitions,
+// by partition.
+func idPerPartition(t T, e *engine.Engine) []string {
+	t.Helper()
+	ids := make([]string, e.Partitions)
+	for left := e.Partitions; left > 0; {
+		id := newID(t)
+		if p := eventstore.PartitionKey(id, e.Partitions); ids[p] == "" {
+			ids[p], left = id, left-1
+		}
+	}
+	return ids
+}
+
+// pollLog records a runner's applies in order.
+type pollLog struct {
+	mu    sync.Mutex
+	order []consumer.Message
+}
+
+func (l *pollLog) handler(_ context.Context, _ *sql.Tx, m consumer.Message) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.order = append(l.order, m)
+	return nil
+}
+
+func (l *pollLog) counts() map[int64]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := map[int64]int{}
+	for _, m := range l.order {
+		out[m.Position]++
+	}
+	return out
+}
+
+// startAtMark moves every checkpoint of r's consumer to the store's mark,
+// so its first poll reads only what the test appends next.
+func startAtMark(ctx context.Context, t T, reg *consumer.Registry, r *consumer.Runner, s *eventstore.Store) int64 {
+	t.Helper()
+	mark, err := s.Mark(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range s.Engine().Partitions {
+		if _, err := reg.Advance(ctx, nil, r.Consumer().ID, engine.EventStoreTopic, p, mark, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mark
+}
+
+// testConsumerPollCost counts, through a counting driver, the statements
+// of a poll that applies one event in every partition (P partitions, T
+// event tables), non-Transactional: its bookkeeping (the consumer row,
+// undelivered rows, skips, the mark, and as the runner's first poll its
+// checkpoints and incomplete-history marks: 6 statements), one read
+// transaction of every partition at once (BEGIN, the mark, one range query
+// per event table, COMMIT: 3+T), the rebuild fence of each apply (the
+// consumer row's epoch read before the handler runs: P) and one
+// transaction of checkpoint writes (P+2): 6 + (3+T) + P + (P+2), 30 with 8
+// partitions and 3 event tables. Read and saved one partition at a time,
+// the same poll costs 6 + P×(3+T) + P + P, 70.
+func testConsumerPollCost(t T, env *Env) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var counts sqlcount.Counts
+	counts.ByText = true
+	e := countedEngine(t, env, defaultConfig(env), &counts)
+	s := eventstore.New(e, nil)
+	reg := consumer.NewRegistry(e, nil)
+	var log pollLog
+	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "poll-cost",
+		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, Handler: log.handler})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startAtMark(ctx, t, reg, r, s)
+	ids := idPerPartition(t, e)
+	streams := make([]eventstore.Stream, len(ids))
+	for i, id := range ids {
+		streams[i] = eventstore.Stream{AggregateType: "test.Account", AggregateID: id, Events: []eventstore.Event{ev("test.E", `{}`)}}
+	}
+	appendAndPublish(t, s, e, streams...)
+	before := counts.Total()
+	counts.ResetTexts()
+	n, err := r.Poll(ctx)
+	if err != nil {
+		t.Fatalf("poll: %v", err)
+	}
+	got := counts.Total() - before
+	if n != len(ids) {
+		t.Fatalf("the poll applied %d events, want %d (one per partition)", n, len(ids))
+	}
+	tables := int64(len(e.Names.EventTables))
+	parts := int64(e.Partitions)
+	// The bookkeeping, the range read (BEGIN, mark, T queries, COMMIT),
+	// each apply's epoch fence, the checkpoint writes (BEGIN, P, COMMIT),
+	// and two to spare for a dialect that sets a transaction up with a
+	// statement of its own.
+	limit := 6 + (3 + tables) + parts + (parts + 2) + 2
+	if got > limit {
+		t.Errorf("a poll applying one event in each of %d partitions sent %d statements, want at most %d", parts, got, limit)
+	}
+	t.Logf("statements of a poll applying one event in each of %d partitions (%d event tables): %d", parts, tables, got)
+	for _, q := range counts.Texts() {
+		t.Logf("%3d × %s", q.Count, q.SQL)
+	}
+}
+
+// testPartitionsApart starts a consumer with its partitions' checkpoints
+// apart (partition 0 behind the others by a batch of events in every
+// partition), then runs it with pageSize: with a large page the runner
+// reads every partition at once from partition 0's position, with a page
+// of 1 the partitions are pages apart and partition 0 is read on its own
+// until it is within a page of the others. Either way every event above
+// its partition's checkpoint is applied once, those below never, and every
+// key's events in position order. Transactional (a page of 2: the range
+// read is cut where a partition got a page), the applies are counted in
+// the database, where an apply rolled back leaves nothing.
+func testPartitionsApart(t T, env *Env, pageSize int, transactional bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, e := openStore(t, env)
+	reg := consumer.NewRegistry(e, nil)
+	var log pollLog
+	handler := log.handler
+	if transactional {
+		createApplied(t, env)
+		handler = func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+			return insertApplied(ctx, tx, m.Position)
+		}
+	}
+	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: fmt.Sprintf("apart-%d", pageSize),
+		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, Handler: handler, PageSize: pageSize, Transactional: transactional})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startAtMark(ctx, t, reg, r, s)
+	ids := idPerPartition(t, e)
+	const perKey = 3
+	first := appendSpread(t, s, e, ids, perKey*len(ids))
+	// Every partition but 0 has applied the first batch.
+	for p := 1; p < e.Partitions; p++ {
+		if _, err := reg.Advance(ctx, nil, r.Consumer().ID, engine.EventStoreTopic, p, first[len(first)-1], 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second := appendSpread(t, s, e, ids, perKey*len(ids))
+	want := map[int64]bool{}
+	for i, p := range first {
+		if i%len(ids) == 0 { // ids[0], partition 0
+			want[p] = true
+		}
+	}
+	for _, p := range second {
+		want[p] = true
+	}
+	applied := log.counts
+	if transactional {
+		applied = func() map[int64]int { return appliedCounts(t, env) }
+	}
+	pollUntil(t, r, func() bool { return len(applied()) >= len(want) })
+	if _, err := r.Poll(ctx); err != nil { // nothing more may come
+		t.Fatal(err)
+	}
+	counts := applied()
+	for p, n := range counts {
+		if !want[p] {
+			t.Errorf("position %d applied %d times, want never (at or below its partition's checkpoint)", p, n)
+		} else if n != 1 {
+			t.Errorf("position %d applied %d times, want once", p, n)
+		}
+	}
+	for p := range want {
+		if counts[p] == 0 {
+			t.Errorf("position %d never applied", p)
+		}
+	}
+	last := map[string]int64{}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	for _, m := range log.order {
+		if m.Position <= last[m.Key] {
+			t.Errorf("key %s: position %d applied after %d", m.Key, m.Position, last[m.Key])
+		}
+		last[m.Key] = m.Position
+	}
+}

@@ -1,0 +1,186 @@
+package consumer
+
+import "context"
+
+// read takes a page of every partition of every source, up to the mark
+// read once per source for this poll: in one statement for all partitions
+// when the source can (RangeReader) and it pays (readsAsOne), else one read
+// per partition.
+func (r *Runner) read(ctx context.Context) (batch []Message, more bool, err error) {
+	// A failed read drops its batch: the partitions it read go back to
+	// where they were, so nothing read and not applied counts as read, and
+	// the rest of the state stays loaded (a stop's flush still saves it).
+	var undo readUndo
+	defer func() {
+		if err != nil {
+			undo.restore()
+		}
+	}()
+	for _, s := range r.opts.Sources {
+		mark, err := s.Mark(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		r.marks[s.Name()] = mark
+		var msgs []Message
+		var full bool
+		if rr, ok := s.(RangeReader); ok && r.readsAsOne(s, mark) {
+			msgs, full, err = r.readRange(ctx, s, rr, mark, &undo)
+		} else {
+			msgs, full, err = r.readPartitions(ctx, s, mark, &undo)
+		}
+		if err != nil {
+			return nil, false, &readError{source: s, err: err}
+		}
+		batch, more = append(batch, msgs...), more || full
+	}
+	return batch, more, nil
+}
+
+// readPartitions reads a page of every partition of s this runner holds,
+// one read each.
+func (r *Runner) readPartitions(ctx context.Context, s Source, mark int64, undo *readUndo) ([]Message, bool, error) {
+	var batch []Message
+	more := false
+	for p := range s.Partitions() {
+		st := r.parts[partKey{s.Name(), p}]
+		gen, mine := r.leased(p)
+		if st.read >= mark || !mine {
+			continue
+		}
+		msgs, below, err := readMarked(ctx, s, p, st.read, mark, r.opts.PageSize)
+		if err != nil {
+			return nil, false, err
+		}
+		for i := range msgs {
+			msgs[i].Generation = gen
+		}
+		undo.begin(st, msgs)
+		batch = append(batch, msgs...)
+		if len(msgs) < r.opts.PageSize {
+			// Nothing else committed up to the mark the page was read
+			// below (a server behind the poll's mark reads less).
+			st.read = max(st.read, below)
+		} else {
+			st.read, more = msgs[len(msgs)-1].Position, true
+		}
+	}
+	return batch, more, nil
+}
+
+// readUndo is what a read changed: each partition it began, with its read
+// position before.
+type readUndo []struct {
+	st   *partState
+	read int64
+}
+
+// begin begins msgs in st (partState.begin), recording st's read position.
+func (u *readUndo) begin(st *partState, msgs []Message) {
+	*u = append(*u, struct {
+		st   *partState
+		read int64
+	}{st, st.read})
+	st.begin(msgs)
+}
+
+// restore puts every partition begun back at its read position, with
+// nothing pending.
+func (u readUndo) restore() {
+	for _, x := range u {
+		x.st.read, x.st.pending, x.st.aborted = x.read, map[int64]bool{}, map[int64]bool{}
+	}
+}
+
+// begin makes msgs the partition's pending messages of this poll.
+func (p *partState) begin(msgs []Message) {
+	p.pending, p.aborted, p.changed = make(map[int64]bool, len(msgs)), map[int64]bool{}, make(chan struct{})
+	for _, m := range msgs {
+		p.pending[m.Position] = true
+	}
+}
+
+// readsAsOne tells whether one range read of s serves this poll: the
+// runner holds every partition (a range read of a pool's shared source
+// would fetch the other instances' messages only to drop them) and the
+// partitions with something to read are within one page of each other
+// (what the range read fetches again below a partition's read position, to
+// drop it, is then less than one page).
+func (r *Runner) readsAsOne(s Source, mark int64) bool {
+	lo, hi := int64(-1), int64(-1)
+	for p := range s.Partitions() {
+		if _, mine := r.leased(p); !mine {
+			return false
+		}
+		st := r.parts[partKey{s.Name(), p}]
+		if st.read >= mark {
+			continue
+		}
+		if lo < 0 || st.read < lo {
+			lo = st.read
+		}
+		hi = max(hi, st.read)
+	}
+	return lo >= 0 && hi-lo <= int64(r.rangeLimit(s))
+}
+
+// rangeLimit is the most messages a range read of s fetches: a page per
+// partition, the most the per-partition reads would have fetched.
+func (r *Runner) rangeLimit(s Source) int { return r.opts.PageSize * s.Partitions() }
+
+// readRange reads every partition of s in one statement from the lowest
+// read position, and hands each partition the messages above its own read
+// position. The range covers every partition up to where it ended, so
+// every partition's read position moves there. A poll reads at most
+// PageSize × partitions messages in all, as the per-partition reads, but
+// without Transactional one partition may get more than PageSize of them:
+// cutting the page at a partition's PageSize-th message would drop and read
+// again what a busy partition's burst brought. A Transactional runner cuts
+// there all the same.
+func (r *Runner) readRange(ctx context.Context, s Source, rr RangeReader, mark int64, undo *readUndo) ([]Message, bool, error) {
+	after := int64(-1)
+	for p := range s.Partitions() {
+		if st := r.parts[partKey{s.Name(), p}]; st.read < mark && (after < 0 || st.read < after) {
+			after = st.read
+		}
+	}
+	limit := r.rangeLimit(s)
+	msgs, below, err := rr.ReadRangeMarked(ctx, after, mark, limit)
+	if err != nil {
+		return nil, false, err
+	}
+	through, more := below, false
+	if len(msgs) == limit {
+		through, more = msgs[len(msgs)-1].Position, true
+	}
+	byPart := make([][]Message, s.Partitions())
+	for _, m := range msgs {
+		if m.Position > through {
+			break
+		}
+		st := r.parts[partKey{s.Name(), m.Partition}]
+		if m.Position <= st.read {
+			continue // this partition read it in an earlier poll
+		}
+		m.Generation, _ = r.leased(m.Partition)
+		byPart[m.Partition] = append(byPart[m.Partition], m)
+		if r.opts.Transactional && len(byPart[m.Partition]) == r.opts.PageSize {
+			// Transactional applies of a partition commit one after the
+			// other, so a partition given more than a page slows the
+			// catch-up (measured with the bench's Transactional runner).
+			// What follows the cut is read again.
+			through, more = m.Position, true
+		}
+	}
+	var batch []Message
+	for p := range s.Partitions() {
+		st := r.parts[partKey{s.Name(), p}]
+		if st.read >= through {
+			continue
+		}
+		undo.begin(st, byPart[p])
+		batch = append(batch, byPart[p]...)
+		st.read = through
+	}
+	return batch, more, nil
+}
