@@ -6,14 +6,12 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tidemarkdb/tidemark/core/log"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
 )
 
 // Waker tells a follower the mark moved; *hwm.Advancer implements it.
-type Waker interface {
-	// Changed returns a channel closed when the mark next moves.
-	Changed() <-chan struct{}
-}
+type Waker = log.Waker
 
 // FollowOptions configure Follow.
 type FollowOptions struct {

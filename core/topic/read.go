@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/log"
 )
 
 // ReadTopic reads up to limit messages with position in (after, mark], in
@@ -125,10 +126,7 @@ func (t *Topic) readUpTo(ctx context.Context, q engine.Querier, partition int, a
 }
 
 // Waker tells a follower the mark moved; *hwm.Advancer implements it.
-type Waker interface {
-	// Changed returns a channel closed when the mark next moves.
-	Changed() <-chan struct{}
-}
+type Waker = log.Waker
 
 // FollowOptions configure Follow.
 type FollowOptions struct {
