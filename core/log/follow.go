@@ -17,8 +17,7 @@ type FollowOptions struct {
 	Waker        Waker
 	PollInterval time.Duration // default 100ms
 	// PageSize is the most records one query returns (default 5000: a page
-	// is one round trip, and at 1000 rows the round trips cost PostgreSQL a
-	// quarter of its read rate; see docs/performance.md).
+	// is one round trip; docs/performance.md says why not fewer).
 	PageSize int
 	// Buffered reads each page whole before fn sees its first record, so
 	// no connection is held while fn runs. By default (false) fn is called
@@ -115,9 +114,8 @@ func Follow[R any](ctx context.Context, src Source[R], partition int, after int6
 
 // followPage reads one page and calls fn for each record in position
 // order. Streamed, fn sees a row as soon as it is scanned, and no page is
-// materialised (a 5,000-event page was a slice of ~1 MB grown by copying,
-// and 15 % of Follow's CPU in GC); buffered, the page is read whole and
-// its transaction ends first. It returns how many records fn saw and the
+// materialised (less memory and GC, docs/performance.md); buffered, the
+// page is read whole and its transaction ends first. It returns how many records fn saw and the
 // mark; fn's error is returned as fn returned it.
 func (s Source[R]) followPage(ctx context.Context, partition int, after int64, limit int, streamed bool, fn func(R) error) (int, int64, error) {
 	if streamed {
