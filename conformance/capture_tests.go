@@ -32,6 +32,7 @@ func captureTests() []Test {
 		{"capture/retention_by_size", testCaptureRetentionBySize},
 		{"capture/retention_respects_slowest_checkpoint", testCaptureRetentionCheckpoints},
 		{"capture/missing_history_below_topic_start", testCaptureMissingHistory},
+		{"capture/follow_transient_retried", testCaptureFollowTransientRetried},
 	}
 }
 

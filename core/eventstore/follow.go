@@ -2,61 +2,16 @@ package eventstore
 
 import (
 	"context"
-	"math"
-	"math/rand/v2"
-	"time"
 
-	"github.com/tidemarkdb/tidemark/core/sqlerr"
+	"github.com/tidemarkdb/tidemark/core/log"
 )
 
 // Waker tells a follower the mark moved; *hwm.Advancer implements it.
-type Waker interface {
-	// Changed returns a channel closed when the mark next moves.
-	Changed() <-chan struct{}
-}
+type Waker = log.Waker
 
-// FollowOptions configure Follow.
-type FollowOptions struct {
-	// Waker wakes the follower as soon as a local advancer moves the mark.
-	// Without one (or for marks moved by another process) the follower
-	// polls every PollInterval.
-	Waker        Waker
-	PollInterval time.Duration // default 100ms
-	// PageSize is the most events one query returns (default 5000: a page
-	// is one round trip, and at 1000 rows the round trips cost PostgreSQL a
-	// quarter of its read rate; see docs/performance.md).
-	PageSize int
-	// Buffered reads each page whole before fn sees its first event, so no
-	// connection is held while fn runs. By default (false) fn is called row
-	// by row as the page is read (less memory and GC, see docs/performance.md),
-	// on the connection of the page's read transaction: a handler that uses
-	// the database then needs another connection of the pool. With a pool of
-	// one connection (SetMaxOpenConns(1)) Follow buffers on its own; set
-	// Buffered when the pool is small and several handlers use it.
-	Buffered bool
-	// RetryMax caps the backoff between reads of a page that failed with a
-	// transient error (default 1s: a follower resumes within a second of
-	// the cause going away).
-	RetryMax time.Duration
-	// OnRetry, when set, is called before each such retry with the number
-	// of failures in a row before this one (0 for the first) and the
-	// error: where a caller logs or counts them (Follow retries without
-	// limit; a caller wanting one cancels ctx).
-	OnRetry func(failures int, err error)
-}
-
-func (o FollowOptions) withDefaults() FollowOptions {
-	if o.PollInterval <= 0 {
-		o.PollInterval = 100 * time.Millisecond
-	}
-	if o.PageSize <= 0 {
-		o.PageSize = 5000
-	}
-	if o.RetryMax <= 0 {
-		o.RetryMax = time.Second
-	}
-	return o
-}
+// FollowOptions configure Follow (the log's options: Waker, PollInterval,
+// PageSize, Buffered, RetryMax, OnRetry).
+type FollowOptions = log.FollowOptions
 
 // Follow calls fn for every event after position after, in global order,
 // exactly once each, as the high-water mark passes it: never an event whose
@@ -69,81 +24,7 @@ func (o FollowOptions) withDefaults() FollowOptions {
 // is retried without limit, after a backoff that grows to RetryMax, from
 // the last position fn accepted: nothing is delivered twice or skipped. Any
 // other error reading a page is returned, possibly after fn saw some of
-// the page's events.
+// the page's events. See log.Follow.
 func (s *Store) Follow(ctx context.Context, after int64, opts FollowOptions, fn func(Recorded) error) error {
-	opts = opts.withDefaults()
-	timer := time.NewTimer(opts.PollInterval)
-	defer timer.Stop()
-	for {
-		var changed <-chan struct{}
-		if opts.Waker != nil {
-			changed = opts.Waker.Changed() // taken before the read, so no move is missed
-		}
-		// Drain page by page. Each page is read with its own mark, in one
-		// read-only transaction on one server; a short page means nothing
-		// else is committed up to that mark there. A mark below after (a
-		// server further behind than the last) reads nothing and waits.
-		streamed := s.streams(opts)
-		failures := 0
-		for {
-			var fnErr error
-			n, mark, err := s.followPage(ctx, after, opts.PageSize, streamed, func(r Recorded) error {
-				if fnErr = fn(r); fnErr != nil {
-					return fnErr
-				}
-				after = r.GlobalPosition
-				return nil
-			})
-			if err != nil {
-				if err = s.followFailed(ctx, opts, fnErr, err, failures); err != nil {
-					return err
-				}
-				failures++
-				continue // the page again, from the last event fn accepted
-			}
-			failures = 0
-			if n < opts.PageSize {
-				after = max(after, mark)
-				break
-			}
-		}
-		timer.Reset(opts.PollInterval)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-		case <-timer.C:
-		}
-	}
-}
-
-// followFailed decides what a page that ended in err (fnErr: fn's, if fn
-// failed) means for Follow: nil after waiting out the backoff of a
-// transient error (the caller reads the page again), else the error Follow
-// returns.
-func (s *Store) followFailed(ctx context.Context, opts FollowOptions, fnErr, err error, failures int) error {
-	switch {
-	case fnErr != nil:
-		return err
-	case ctx.Err() != nil:
-		// Stopped during the page: database/sql rolls the read back when
-		// ctx ends, so the page's end reports sql.ErrTxDone or a driver's
-		// cancel error. A stop is ctx.Err().
-		return ctx.Err()
-	case !sqlerr.IsTransient(err):
-		return err
-	}
-	if opts.OnRetry != nil {
-		opts.OnRetry(failures, err)
-	}
-	// Full jitter: followers that failed together do not retry together.
-	ceiling := min(opts.RetryMax, time.Duration(float64(time.Millisecond)*math.Pow(2, float64(min(failures, 30)))))
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(ceiling) + 1)))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return log.Follow(ctx, s.log(), -1, after, opts, fn)
 }

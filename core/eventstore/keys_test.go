@@ -22,7 +22,7 @@ func TestInvalidUTF8Offsets(t *testing.T) {
 		{"\xef\xbf\xbd", -1},            // U+FFFD itself is valid
 	}
 	for _, c := range cases {
-		for _, err := range []error{checkUTF8("f", []byte(c.in)), checkUTF8String("f", c.in)} {
+		for _, err := range []error{checkUTF8("f", []byte(c.in)), checkKey("f", c.in, true)} {
 			var ue *InvalidUTF8Error
 			switch {
 			case c.offset < 0 && err != nil:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/log"
 )
 
 // Load reads an aggregate's events with sequence_no > afterSequence (use -1
@@ -63,13 +64,7 @@ func (s *Store) ReadPartition(ctx context.Context, partition int, after int64, l
 // from: with a pool spread over replicas, read with ReadAll (or Follow),
 // which read the mark and the page together.
 func (s *Store) ReadUpTo(ctx context.Context, after, upto int64, limit int) ([]Recorded, error) {
-	var evs []Recorded
-	err := s.inRead(ctx, func(q queryer) error {
-		var err error
-		evs, err = s.readRangeRaw(ctx, q, -1, after, upto, limit)
-		return err
-	})
-	return evs, s.dbErr(err)
+	return s.log().UpTo(ctx, -1, after, upto, limit)
 }
 
 // ReadPage reads the high-water mark and the page of up to limit events in
@@ -88,45 +83,56 @@ func (s *Store) ReadPage(ctx context.Context, partition int, after int64, limit 
 // readPage is ReadPage: the mark and the page in one read-only transaction
 // (engine.BeginRead), on the server the mark came from.
 func (s *Store) readPage(ctx context.Context, partition int, after int64, limit int) ([]Recorded, int64, error) {
-	var evs []Recorded
-	var mark int64
-	err := s.inRead(ctx, func(q queryer) error {
-		r, err := s.e.ReadMarkRow(ctx, q, engine.EventStoreTopic)
-		if err != nil {
-			return err
-		}
-		mark = r.Mark
-		evs, err = s.readRangeRaw(ctx, q, partition, after, mark, limit)
-		return err
-	})
-	return evs, mark, s.dbErr(err)
+	return s.log().Page(ctx, partition, after, limit)
 }
 
-// inRead runs fn in a read-only transaction of its own.
-func (s *Store) inRead(ctx context.Context, fn func(queryer) error) error {
-	tx, err := s.e.BeginRead(ctx)
-	if err != nil {
-		return err
+// log describes the event tables to the log's page read and Follow: the
+// mark of engine.EventStoreTopic, no start (events are never deleted).
+// Follow streams with one event table (several are merged in position
+// order, which needs the whole page) and unless the pool has one
+// connection: the handler then runs while the page's read transaction
+// holds a connection, so a handler that uses the database would wait for
+// itself.
+func (s *Store) log() log.Source[Recorded] {
+	return log.Source[Recorded]{
+		Begin: s.e.BeginRead,
+		Mark: func(ctx context.Context, q engine.Querier, _ int64) (int64, error) {
+			r, err := s.e.ReadMarkRow(ctx, q, engine.EventStoreTopic)
+			return r.Mark, err
+		},
+		Range:    s.readRange,
+		Position: func(r Recorded) int64 { return r.GlobalPosition },
+		Err:      s.dbErr,
+		Streams:  len(s.e.Names.EventTables) == 1 && s.e.DB.Stats().MaxOpenConnections != 1,
 	}
-	defer func() { _ = tx.Rollback() }() // after Commit: a no-op
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
 }
 
-func (s *Store) readRangeRaw(ctx context.Context, q queryer, partition int, after, upto int64, limit int) ([]Recorded, error) {
-	if limit <= 0 {
-		limit = 1000
-	}
-	if upto <= after {
-		return nil, nil
-	}
+// readRange calls each with the events in (after, upto] of partition (-1
+// for all), at most limit, in position order. One table's rows are handed
+// on as they are scanned; several tables' are merged first.
+func (s *Store) readRange(ctx context.Context, q queryer, partition int, after, upto int64, limit int, each func(Recorded) error) error {
 	id := dialect.EventRange
 	args := map[string]any{"after": after, "upto": upto, "limit": limit}
 	if partition >= 0 {
 		id = dialect.EventPartitionRange
 		args["partition"] = partition
+	}
+	if tables := s.e.Names.EventTables; len(tables) == 1 {
+		rows, err := s.e.Query(ctx, q, id, map[string]string{"event_store_table": tables[0]}, args)
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", tables[0], err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			ev, err := scanEvent(rows)
+			if err != nil {
+				return err
+			}
+			if err := each(ev); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
 	}
 	var all []Recorded
 	// Each table returns its first limit rows; merging them in position
@@ -134,21 +140,21 @@ func (s *Store) readRangeRaw(ctx context.Context, q queryer, partition int, afte
 	for _, t := range s.e.Names.EventTables {
 		rows, err := s.e.Query(ctx, q, id, map[string]string{"event_store_table": t}, args)
 		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", t, err)
+			return fmt.Errorf("reading %s: %w", t, err)
 		}
 		evs, err := scanEvents(rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		all = append(all, evs...)
 	}
-	if len(s.e.Names.EventTables) > 1 {
-		sort.Slice(all, func(i, j int) bool { return all[i].GlobalPosition < all[j].GlobalPosition })
+	sort.Slice(all, func(i, j int) bool { return all[i].GlobalPosition < all[j].GlobalPosition })
+	for _, ev := range all[:min(len(all), limit)] {
+		if err := each(ev); err != nil {
+			return err
+		}
 	}
-	if len(all) > limit {
-		all = all[:limit]
-	}
-	return all, nil
+	return nil
 }
 
 func scanEvents(rows *sql.Rows) ([]Recorded, error) {

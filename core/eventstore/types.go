@@ -7,8 +7,9 @@ package eventstore
 import (
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"time"
+
+	"github.com/tidemarkdb/tidemark/core/log"
 )
 
 // ExpectedVersion is what an append expects of its stream. A stream's version
@@ -48,7 +49,7 @@ func (v ExpectedVersion) String() string {
 
 // MaxKeyLength is the longest aggregate id, aggregate type or event type, in
 // characters (the columns are VARCHAR(255)).
-const MaxKeyLength = 255
+const MaxKeyLength = log.MaxKeyLength
 
 // Event is an event to append.
 type Event struct {
@@ -101,7 +102,7 @@ var (
 	ErrDuplicateEvent = errors.New("duplicate event id")
 	ErrInvalidEvent   = errors.New("invalid event")
 	// ErrInvalidUTF8 is wrapped (with ErrInvalidEvent) by InvalidUTF8Error.
-	ErrInvalidUTF8 = errors.New("invalid UTF-8")
+	ErrInvalidUTF8 = log.ErrInvalidUTF8
 	// ErrAggregateIDTaken is wrapped by AggregateIDTakenError.
 	ErrAggregateIDTaken = errors.New("aggregate id taken by another aggregate type")
 )
@@ -127,21 +128,9 @@ func (e *AggregateIDTakenError) Error() string {
 // Unwrap makes errors.Is(err, ErrAggregateIDTaken) hold.
 func (e *AggregateIDTakenError) Unwrap() error { return ErrAggregateIDTaken }
 
-// InvalidUTF8Error reports a key or document that is not valid UTF-8 (stray
-// bytes, overlong forms such as C0 AF, UTF-16 surrogates such as ED A0 80).
-// Engines differ on such text: some replace it with U+FFFD, some refuse it
-// with raw errors, some store it; the store refuses it before any SQL.
-type InvalidUTF8Error struct {
-	Field  string // e.g. "aggregate id", "event 2 payload"
-	Offset int    // byte offset of the first invalid byte
-}
-
-func (e *InvalidUTF8Error) Error() string {
-	return fmt.Sprintf("invalid %s: not valid UTF-8 at byte offset %d", e.Field, e.Offset)
-}
-
-// Unwrap makes errors.Is hold for both ErrInvalidUTF8 and ErrInvalidEvent.
-func (e *InvalidUTF8Error) Unwrap() []error { return []error{ErrInvalidUTF8, ErrInvalidEvent} }
+// InvalidUTF8Error reports a key or document that is not valid UTF-8; the
+// store's wrap ErrInvalidEvent as well (see log.InvalidUTF8Error).
+type InvalidUTF8Error = log.InvalidUTF8Error
 
 // ConcurrencyError reports an expected version the stream did not have.
 type ConcurrencyError struct {
@@ -186,12 +175,11 @@ func (e *InvalidEventError) Error() string { return "invalid " + e.Field + ": " 
 // Unwrap makes errors.Is(err, ErrInvalidEvent) hold.
 func (e *InvalidEventError) Unwrap() error { return ErrInvalidEvent }
 
-// PartitionKey is the stable partition of an aggregate id: FNV-1a (32-bit)
-// over the id's UTF-8 bytes, modulo the partition count.
+// PartitionKey is the stable partition of an aggregate id: the log's
+// partition function (FNV-1a, 32-bit, over the id's UTF-8 bytes, modulo
+// the partition count).
 func PartitionKey(aggregateID string, partitions int) int {
-	h := fnv.New32a()
-	h.Write([]byte(aggregateID))
-	return int(h.Sum32() % uint32(partitions))
+	return log.Partition(aggregateID, partitions)
 }
 
 // IsConflict reports whether err is an optimistic-concurrency conflict.

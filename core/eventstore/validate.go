@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tidemarkdb/tidemark/core/log"
 	"github.com/tidemarkdb/tidemark/internal/jsonvalid"
 )
 
@@ -57,16 +58,13 @@ func checkKey(field, v string, allowEmpty bool) error {
 	if !allowEmpty && v == "" {
 		return &InvalidEventError{Field: field, Reason: "is empty"}
 	}
-	if err := checkUTF8String(field, v); err != nil {
-		return err
-	}
-	if n := utf8.RuneCountInString(v); n > MaxKeyLength {
-		return &InvalidEventError{Field: field, Reason: fmt.Sprintf("is %d characters long, the limit is %d", n, MaxKeyLength)}
-	}
-	for _, r := range v {
-		if r == 0 {
-			return &InvalidEventError{Field: field, Reason: "contains a NUL character"}
-		}
+	switch c := log.CheckKey(v); c.Fault {
+	case log.KeyUTF8:
+		return invalidUTF8(field, c.Offset)
+	case log.KeyTooLong:
+		return &InvalidEventError{Field: field, Reason: fmt.Sprintf("is %d characters long, the limit is %d", c.Length, MaxKeyLength)}
+	case log.KeyNUL:
+		return &InvalidEventError{Field: field, Reason: "contains a NUL character"}
 	}
 	return nil
 }
@@ -85,8 +83,7 @@ func checkEvent(i int, ev Event) error {
 
 // keyOK is checkKey's verdict on a non-empty key, without the error.
 func keyOK(v string) bool {
-	return v != "" && utf8.ValidString(v) && strings.IndexByte(v, 0) < 0 &&
-		(len(v) <= MaxKeyLength || utf8.RuneCountInString(v) <= MaxKeyLength)
+	return v != "" && log.CheckKey(v).Fault == log.KeyOK
 }
 
 // eventError is the error of an event checkEvent refused, naming the first
@@ -115,32 +112,14 @@ func eventError(i int, ev Event) error {
 }
 
 // checkUTF8 returns an *InvalidUTF8Error naming field and the offset of the
-// first invalid byte of b, or nil. utf8.Valid is the whole cost on valid
-// input; the offset is searched for only on failure.
+// first invalid byte of b, or nil.
 func checkUTF8(field string, b []byte) error {
-	if utf8.Valid(b) {
-		return nil
+	if off, bad := log.InvalidUTF8(b); bad {
+		return invalidUTF8(field, off)
 	}
-	return &InvalidUTF8Error{Field: field, Offset: invalidOffset(b)}
+	return nil
 }
 
-// checkUTF8String is checkUTF8 for a string, without copying a valid one.
-func checkUTF8String(field, s string) error {
-	if utf8.ValidString(s) {
-		return nil
-	}
-	return &InvalidUTF8Error{Field: field, Offset: invalidOffset([]byte(s))}
-}
-
-// invalidOffset is the offset of the first byte of b that does not start a
-// valid UTF-8 sequence.
-func invalidOffset(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return len(b)
+func invalidUTF8(field string, offset int) error {
+	return &InvalidUTF8Error{Field: field, Offset: offset, Refusal: ErrInvalidEvent}
 }

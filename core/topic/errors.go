@@ -3,6 +3,8 @@ package topic
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tidemarkdb/tidemark/core/log"
 )
 
 // ErrInvalidMessage is wrapped by every refusal of bad input at publish
@@ -38,19 +40,10 @@ func (e *KeyTooLongError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalidMessage) hold.
 func (e *KeyTooLongError) Unwrap() error { return ErrInvalidMessage }
 
-// InvalidUTF8Error is a text field that is not valid UTF-8.
-type InvalidUTF8Error struct {
-	Index  int
-	Field  string
-	Offset int // of the first invalid byte
-}
-
-func (e *InvalidUTF8Error) Error() string {
-	return fmt.Sprintf("message %d: %s is not valid UTF-8 (first invalid byte at offset %d)", e.Index, e.Field, e.Offset)
-}
-
-// Unwrap makes errors.Is(err, ErrInvalidMessage) hold.
-func (e *InvalidUTF8Error) Unwrap() error { return ErrInvalidMessage }
+// InvalidUTF8Error is a text field that is not valid UTF-8: the log's
+// error, naming the message (Record "message", Index) and wrapping
+// ErrInvalidMessage.
+type InvalidUTF8Error = log.InvalidUTF8Error
 
 // ErrMissingHistory is wrapped by *MissingHistoryError.
 var ErrMissingHistory = errors.New("missing history")

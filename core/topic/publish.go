@@ -5,24 +5,19 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
+	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/log"
 )
 
 // PartitionKey is the partition of a message key among n partitions: the
-// same FNV-1a (32 bit) modulo n as the event store's aggregate ids, so a
-// key is in the same partition on both topics.
-func PartitionKey(key string, n int) int {
-	h := fnv.New32a()
-	h.Write([]byte(key))
-	return int(h.Sum32() % uint32(n))
-}
+// log's partition function, so a key is in the same partition on every log.
+func PartitionKey(key string, n int) int { return log.Partition(key, n) }
 
 // Publish publishes msgs in a transaction of its own (all or nothing) and
 // returns their positions, in order.
@@ -113,20 +108,14 @@ func (t *Topic) check(msgs []Message) ([]row, error) {
 }
 
 func checkMessage(i int, m Message) error {
-	if err := checkText(i, "key", m.Key); err != nil {
+	if err := checkKey(i, "key", m.Key); err != nil {
 		return err
-	}
-	if n := utf8.RuneCountInString(m.Key); n > MaxKeyLength {
-		return &KeyTooLongError{Index: i, Length: n, Limit: MaxKeyLength}
 	}
 	if m.Type == "" {
 		return &InvalidMessageError{Index: i, Field: "type", Reason: "is empty"}
 	}
-	if err := checkText(i, "type", m.Type); err != nil {
+	if err := checkKey(i, "type", m.Type); err != nil {
 		return err
-	}
-	if n := utf8.RuneCountInString(m.Type); n > MaxKeyLength {
-		return &InvalidMessageError{Index: i, Field: "type", Reason: fmt.Sprintf("is %d characters long, the limit is %d", n, MaxKeyLength)}
 	}
 	for _, f := range []struct {
 		name string
@@ -146,26 +135,37 @@ func checkMessage(i int, m Message) error {
 	return nil
 }
 
+// checkKey refuses a key (or type) the way every log does (log.CheckKey):
+// invalid UTF-8, over MaxKeyLength characters, a NUL character.
+func checkKey(i int, field, v string) error {
+	switch c := log.CheckKey(v); c.Fault {
+	case log.KeyUTF8:
+		return invalidUTF8(i, field, c.Offset)
+	case log.KeyTooLong:
+		if field == "key" {
+			return &KeyTooLongError{Index: i, Length: c.Length, Limit: MaxKeyLength}
+		}
+		return &InvalidMessageError{Index: i, Field: field, Reason: fmt.Sprintf("is %d characters long, the limit is %d", c.Length, MaxKeyLength)}
+	case log.KeyNUL:
+		return &InvalidMessageError{Index: i, Field: field, Reason: "contains a NUL character"}
+	}
+	return nil
+}
+
 // checkText refuses invalid UTF-8 and NUL characters (which no engine's
 // text column stores faithfully).
 func checkText(i int, field, s string) error {
-	if !utf8.ValidString(s) {
-		off := 0
-		for off < len(s) {
-			r, n := utf8.DecodeRuneInString(s[off:])
-			if r == utf8.RuneError && n <= 1 {
-				break
-			}
-			off += n
-		}
-		return &InvalidUTF8Error{Index: i, Field: field, Offset: off}
+	if off, bad := log.InvalidUTF8String(s); bad {
+		return invalidUTF8(i, field, off)
 	}
-	for _, r := range s {
-		if r == 0 {
-			return &InvalidMessageError{Index: i, Field: field, Reason: "contains a NUL character"}
-		}
+	if strings.IndexByte(s, 0) >= 0 {
+		return &InvalidMessageError{Index: i, Field: field, Reason: "contains a NUL character"}
 	}
 	return nil
+}
+
+func invalidUTF8(i int, field string, offset int) error {
+	return &InvalidUTF8Error{Record: "message", Index: i, Field: field, Offset: offset, Refusal: ErrInvalidMessage}
 }
 
 // publish inserts rows on q: under a counter the positions are allocated

@@ -3,26 +3,30 @@ package topic
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/log"
 )
 
 // ReadTopic reads up to limit messages with position in (after, mark], in
 // position order. A read after a position below the topic's start is a
 // *MissingHistoryError: the messages it would have begun with are deleted.
 func (t *Topic) ReadTopic(ctx context.Context, after int64, limit int) ([]Record, error) {
-	return t.read(ctx, -1, after, limit)
+	recs, _, err := t.log().Page(ctx, -1, after, limit)
+	return recs, err
 }
 
 // ReadPartition is ReadTopic restricted to one partition.
 func (t *Topic) ReadPartition(ctx context.Context, partition int, after int64, limit int) ([]Record, error) {
-	if partition < 0 || partition >= t.e.Partitions {
-		return nil, fmt.Errorf("partition %d is out of range 0..%d", partition, t.e.Partitions-1)
+	if err := t.checkPartition(partition); err != nil {
+		return nil, err
 	}
-	return t.read(ctx, partition, after, limit)
+	recs, _, err := t.log().Page(ctx, partition, after, limit)
+	return recs, err
 }
 
 // ReadPartitionUpTo reads up to limit messages of one partition with
@@ -30,79 +34,86 @@ func (t *Topic) ReadPartition(ctx context.Context, partition int, after int64, l
 // mark it read once for its whole poll, so a page never reaches past it
 // (upto above the topic's mark is the caller's error: positions there may
 // still commit). A read after a position below the topic's start is a
-// *MissingHistoryError, as for ReadPartition; one round trip for the rows
-// and one for the start (checked after the rows, see readUpTo).
+// *MissingHistoryError, as for ReadPartition, reported even when there is
+// nothing to read, so the caller learns it now, not at the next message;
+// the start is read in the same read-only transaction as the rows, before
+// them and again after them (see log).
 func (t *Topic) ReadPartitionUpTo(ctx context.Context, partition int, after, upto int64, limit int) ([]Record, error) {
+	if err := t.checkPartition(partition); err != nil {
+		return nil, err
+	}
+	return t.log().UpTo(ctx, partition, after, upto, limit)
+}
+
+// ReadPage returns up to limit messages of partition after position after
+// and the mark they were read below, both from one read-only transaction
+// (a consumer over replicas advances past a short page only to that mark).
+// A read after a position below the topic's start is a
+// *MissingHistoryError.
+func (t *Topic) ReadPage(ctx context.Context, partition int, after int64, limit int) ([]Record, int64, error) {
+	if err := t.checkPartition(partition); err != nil {
+		return nil, 0, err
+	}
+	return t.log().Page(ctx, partition, after, limit)
+}
+
+func (t *Topic) checkPartition(partition int) error {
 	if partition < 0 || partition >= t.e.Partitions {
-		return nil, fmt.Errorf("partition %d is out of range 0..%d", partition, t.e.Partitions-1)
+		return fmt.Errorf("partition %d is out of range 0..%d", partition, t.e.Partitions-1)
 	}
-	// Bounds and page in one read-only transaction, as readPage: history
-	// below the start is reported even when there is nothing to read, so
-	// the caller learns it now, not at the next message.
-	tx, err := t.e.BeginRead(ctx)
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// log describes the topic to the log's page read and Follow: its bounds
+// (mark and start) read in one statement, a read below the start refused.
+// Range checks the start again after the rows: retention moves the start
+// in the transaction that deletes, so a page read while it deleted below
+// after is reported, never returned with a hole (at read committed the
+// second check sees that commit; in one snapshot the page and the start
+// agree anyway). That check must see the whole page before a handler
+// does, so Follow never streams a topic's rows.
+func (t *Topic) log() log.Source[Record] {
+	return log.Source[Record]{
+		Begin: t.e.BeginRead,
+		Mark: func(ctx context.Context, q engine.Querier, after int64) (int64, error) {
+			mark, _, err := t.boundsFrom(ctx, q, after)
+			return mark, err
+		},
+		Start: func(ctx context.Context, q engine.Querier, after int64) error {
+			_, _, err := t.boundsFrom(ctx, q, after)
+			return err
+		},
+		Range:    t.readRange,
+		Position: func(r Record) int64 { return r.Position },
+		Err:      t.dbErr,
 	}
-	defer func() { _ = tx.Rollback() }() // after Commit: a no-op
-	_, start, err := t.bounds(ctx, tx)
-	if err != nil {
-		return nil, err
+}
+
+// boundsFrom reads the topic's bounds on q, refusing a read after a
+// position below its start.
+func (t *Topic) boundsFrom(ctx context.Context, q engine.Querier, after int64) (mark, start int64, err error) {
+	if mark, start, err = t.bounds(ctx, q); err != nil {
+		return 0, 0, err
 	}
 	if after < start {
-		return nil, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
+		return 0, 0, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
 	}
-	if upto <= after {
-		return nil, nil
-	}
-	recs, err := t.readUpTo(ctx, tx, partition, after, upto, limit)
-	if err != nil {
-		return nil, err
-	}
-	return recs, t.e.Errors.Wrap(tx.Commit())
+	return mark, start, nil
 }
 
-func (t *Topic) read(ctx context.Context, partition int, after int64, limit int) ([]Record, error) {
-	recs, _, err := t.readPage(ctx, partition, after, limit)
-	return recs, err
+// dbErr classifies a database error of a read; the topic's own errors are
+// returned as they are.
+func (t *Topic) dbErr(err error) error {
+	if err == nil || errors.Is(err, ErrMissingHistory) {
+		return err
+	}
+	return t.e.Errors.Wrap(err)
 }
 
-// readPage reads the topic's bounds and the page of up to limit messages
-// in (after, mark] in one read-only transaction (engine.BeginRead), on one
-// connection: a pool spread over replicas cannot read the mark on one
-// server and the page on another that is behind. A short page means every
-// message up to the returned mark was read.
-func (t *Topic) readPage(ctx context.Context, partition int, after int64, limit int) ([]Record, int64, error) {
-	tx, err := t.e.BeginRead(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer func() { _ = tx.Rollback() }() // after Commit: a no-op
-	mark, start, err := t.bounds(ctx, tx)
-	if err != nil {
-		return nil, 0, err
-	}
-	if after < start {
-		return nil, 0, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
-	}
-	recs, err := t.readUpTo(ctx, tx, partition, after, mark, limit)
-	if err != nil {
-		return nil, 0, err
-	}
-	return recs, mark, t.e.Errors.Wrap(tx.Commit())
-}
-
-// readUpTo reads (after, upto] on q and then checks the start again:
-// retention moves the start in the transaction that deletes, so a page read
-// while it deleted below after is reported, never returned with a hole (at
-// read committed the second check sees that commit; in one snapshot the
-// page and the start agree anyway).
-func (t *Topic) readUpTo(ctx context.Context, q engine.Querier, partition int, after, upto int64, limit int) ([]Record, error) {
-	if limit <= 0 {
-		limit = 1000
-	}
-	if upto <= after {
-		return nil, nil
-	}
+// readRange calls each with the messages in (after, upto] of partition (-1
+// for all), at most limit, in position order, once the page is read whole
+// and the start checked again.
+func (t *Topic) readRange(ctx context.Context, q engine.Querier, partition int, after, upto int64, limit int, each func(Record) error) error {
 	id := dialect.TopicRange
 	args := map[string]any{"after": after, "upto": upto, "limit": limit}
 	if partition >= 0 {
@@ -110,25 +121,25 @@ func (t *Topic) readUpTo(ctx context.Context, q engine.Querier, partition int, a
 	}
 	rows, err := t.e.Query(ctx, q, id, nil, args)
 	if err != nil {
-		return nil, fmt.Errorf("reading topic %s: %w", t.name, err)
+		return fmt.Errorf("reading topic %s: %w", t.name, err)
 	}
 	recs, err := scanRecords(rows)
 	if err != nil {
-		return nil, t.e.Errors.Wrap(fmt.Errorf("reading topic %s: %w", t.name, err))
+		return fmt.Errorf("reading topic %s: %w", t.name, err)
 	}
-	if _, start, err := t.bounds(ctx, q); err != nil {
-		return nil, err
-	} else if after < start {
-		return nil, &MissingHistoryError{Topic: t.name, Position: after, TopicStart: start}
+	if _, _, err := t.boundsFrom(ctx, q, after); err != nil {
+		return err
 	}
-	return recs, nil
+	for _, r := range recs {
+		if err := each(r); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Waker tells a follower the mark moved; *hwm.Advancer implements it.
-type Waker interface {
-	// Changed returns a channel closed when the mark next moves.
-	Changed() <-chan struct{}
-}
+type Waker = log.Waker
 
 // FollowOptions configure Follow.
 type FollowOptions struct {
@@ -139,67 +150,31 @@ type FollowOptions struct {
 	Waker        Waker
 	PollInterval time.Duration // default 100ms
 	PageSize     int           // default 5000, as the event store's Follow
+	// RetryMax caps the backoff between reads of a page that failed with a
+	// transient error (default 1s).
+	RetryMax time.Duration
+	// OnRetry, when set, is called before each such retry with the number
+	// of failures in a row before this one (0 for the first) and the error.
+	OnRetry func(failures int, err error)
 }
 
 // Follow calls fn for every message after position after, in position
 // order, exactly once each, as the topic's mark passes it. It returns when
-// ctx ends (ctx.Err()), fn returns an error, or history below the topic's
-// start is missing (*MissingHistoryError).
+// ctx ends (ctx.Err(), however the stop fell), fn returns an error (as it
+// is), or history below the topic's start is missing
+// (*MissingHistoryError). A transient database error is retried without
+// limit, after a backoff that grows to RetryMax, from the last position fn
+// accepted, as the event store's Follow does (log.Follow). Each page is
+// read whole, and its start checked, before fn sees its first message.
 func (t *Topic) Follow(ctx context.Context, after int64, opts FollowOptions, fn func(Record) error) error {
-	if opts.PollInterval <= 0 {
-		opts.PollInterval = 100 * time.Millisecond
-	}
-	if opts.PageSize <= 0 {
-		opts.PageSize = 5000
-	}
 	part := -1
 	if opts.Partition != nil {
 		if part = *opts.Partition; part < 0 || part >= t.e.Partitions {
 			return fmt.Errorf("partition %d is out of range 0..%d", part, t.e.Partitions-1)
 		}
 	}
-	timer := time.NewTimer(opts.PollInterval)
-	defer timer.Stop()
-	for {
-		var changed <-chan struct{}
-		if opts.Waker != nil {
-			changed = opts.Waker.Changed() // before the read, so no move is missed
-		}
-		// Drain page by page, each page with its own mark in one read-only
-		// transaction (see readPage); a mark below after (a server further
-		// behind) reads nothing and waits.
-		for {
-			page, mark, err := t.readPage(ctx, part, after, opts.PageSize)
-			if err != nil {
-				if ctx.Err() != nil {
-					// Stopped mid-read: database/sql rolled the read back
-					// when ctx ended, so the page's end reports
-					// sql.ErrTxDone or a driver's cancel error; a stop is
-					// ctx.Err() (seen once in capture/concurrent_publishers_tail_read
-					// on the example dialect, as on the event store's Follow).
-					return ctx.Err()
-				}
-				return err
-			}
-			for _, r := range page {
-				if err := fn(r); err != nil {
-					return err
-				}
-				after = r.Position
-			}
-			if len(page) < opts.PageSize {
-				after = max(after, mark) // nothing else committed at or below the mark
-				break
-			}
-		}
-		timer.Reset(opts.PollInterval)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-		case <-timer.C:
-		}
-	}
+	return log.Follow(ctx, t.log(), part, after, log.FollowOptions{Waker: opts.Waker, PollInterval: opts.PollInterval,
+		PageSize: opts.PageSize, RetryMax: opts.RetryMax, OnRetry: opts.OnRetry}, fn)
 }
 
 func scanRecords(rows *sql.Rows) ([]Record, error) {
@@ -225,15 +200,3 @@ type (
 	anyText = engine.UUIDText
 	anyTime = engine.UTCTime
 )
-
-// ReadPage returns up to limit messages of partition after position after
-// and the mark they were read below, both from one read-only transaction
-// (a consumer over replicas advances past a short page only to that mark).
-// A read after a position below the topic's start is a
-// *MissingHistoryError.
-func (t *Topic) ReadPage(ctx context.Context, partition int, after int64, limit int) ([]Record, int64, error) {
-	if partition < 0 || partition >= t.e.Partitions {
-		return nil, 0, fmt.Errorf("partition %d is out of range 0..%d", partition, t.e.Partitions-1)
-	}
-	return t.readPage(ctx, partition, after, limit)
-}

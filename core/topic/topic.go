@@ -20,6 +20,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/core/log"
 )
 
 // CaptureTopic is the capture topic's name: its row of the high-water-mark
@@ -28,7 +29,7 @@ const CaptureTopic = "event-capture"
 
 // MaxKeyLength is the most characters a message key may have (the column
 // is VARCHAR(255) / NVARCHAR(255) on every engine).
-const MaxKeyLength = 255
+const MaxKeyLength = log.MaxKeyLength
 
 // Message is what a caller publishes.
 type Message struct {

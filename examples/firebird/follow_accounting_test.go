@@ -13,5 +13,7 @@ func init() {
 		"eventstore/follow_buffered_stop_before_commit",
 		"eventstore/follow_streams_rows_transient_retried",
 		"eventstore/follow_buffered_transient_retried",
+		// The topic's Follow is the log's: transient errors retried there too.
+		"capture/follow_transient_retried",
 	)
 }

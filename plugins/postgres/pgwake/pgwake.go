@@ -1,8 +1,8 @@
 // Package pgwake wakes Tidemark followers and consumers in any process when
 // a PostgreSQL high-water mark moves: the advancer runs
 // pg_notify('tidemark_hwm', topic) after every move (statement hwm.notify),
-// and a Waker LISTENs for it on a dedicated connection. A *Waker is the
-// Waker of eventstore.FollowOptions, topic.FollowOptions,
+// and a Waker LISTENs for it on a dedicated connection. A *Waker is a
+// log.Waker, the one Waker of eventstore.FollowOptions, topic.FollowOptions,
 // consumer.EventStoreSource and consumer.CaptureSource alike (listen for
 // engine.EventStoreTopic or topic.CaptureTopic).
 //
@@ -32,8 +32,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/tidemarkdb/tidemark/core/eventstore"
-	"github.com/tidemarkdb/tidemark/core/topic"
+	"github.com/tidemarkdb/tidemark/core/log"
 )
 
 // ErrListenRefused is wrapped by the error Err returns when the server
@@ -51,13 +50,10 @@ const (
 	maxBackoff   = 5 * time.Second
 )
 
-// A *Waker serves every Waker interface of the core.
-var (
-	_ eventstore.Waker = (*Waker)(nil)
-	_ topic.Waker      = (*Waker)(nil)
-)
+// A *Waker is the log's Waker, which the event store and the topics alias.
+var _ log.Waker = (*Waker)(nil)
 
-// Waker implements the core's Waker interfaces from PostgreSQL
+// Waker implements the core's Waker interface from PostgreSQL
 // notifications.
 type Waker struct {
 	mu      sync.Mutex
