@@ -12,6 +12,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/topic"
 )
 
 // endRead is one read of the committed end and when it had returned.
@@ -58,7 +59,32 @@ const (
 // not switch it, it does without.
 func testCommittedEndNeverAhead(t T, env *Env) {
 	s, e := openStore(t, env)
-	table := e.Names.Shared["event_store_global_position_table"]
+	committedEndNeverAhead(t, env, e, e.Names.Shared["event_store_global_position_table"], func(ctx context.Context, w, i int) ([]int64, error) {
+		evs := make([]eventstore.Event, 100)
+		for j := range evs {
+			evs[j] = ev("t.Drawn", `{}`)
+		}
+		res, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: fmt.Sprintf("end-%d-%d", w, i), Events: evs})
+		return res.Positions, err
+	})
+}
+
+// testCaptureEndNeverAhead is testCommittedEndNeverAhead on the capture
+// topic's position object, drawn by publishes of 100 messages.
+func testCaptureEndNeverAhead(t T, env *Env) {
+	tp, _, e := openCapture(t, env)
+	committedEndNeverAhead(t, env, e, e.Names.Shared["event_capture_global_position_table"], func(ctx context.Context, w, i int) ([]int64, error) {
+		msgs := make([]topic.Message, 100)
+		for j := range msgs {
+			msgs[j] = msg(fmt.Sprintf("k-%d", j%7), `{}`)
+		}
+		return tp.Publish(ctx, msgs...)
+	})
+}
+
+// committedEndNeverAhead is the check of testCommittedEndNeverAhead on the
+// position object table, whose positions draw draws (writer w, call i).
+func committedEndNeverAhead(t T, env *Env, e *engine.Engine, table string, draw func(ctx context.Context, w, i int) ([]int64, error)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
@@ -84,12 +110,8 @@ func testCommittedEndNeverAhead(t T, env *Env) {
 		go func() {
 			defer wg.Done()
 			for i := 0; ctx.Err() == nil && !done(); i++ {
-				evs := make([]eventstore.Event, 100)
-				for j := range evs {
-					evs[j] = ev("t.Drawn", `{}`)
-				}
 				at := time.Now()
-				res, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: fmt.Sprintf("end-%d-%d", w, i), Events: evs})
+				pos, err := draw(ctx, w, i)
 				if err != nil {
 					if ctx.Err() == nil {
 						fail(fmt.Errorf("append: %w", err))
@@ -97,9 +119,9 @@ func testCommittedEndNeverAhead(t T, env *Env) {
 					return
 				}
 				mu.Lock()
-				draws = append(draws, drawn{at: at, least: slices.Min(res.Positions)})
+				draws = append(draws, drawn{at: at, least: slices.Min(pos)})
 				mu.Unlock()
-				drawnTotal.Add(int64(len(res.Positions)))
+				drawnTotal.Add(int64(len(pos)))
 			}
 		}()
 	}

@@ -15,6 +15,7 @@ func positionTests() []Test {
 	return []Test{
 		{"positions/xid_before_nextval", testXIDBeforeNextval},
 		{"positions/committed_end_never_ahead_of_draws", testCommittedEndNeverAhead},
+		{"positions/capture_end_never_ahead_of_draws", testCaptureEndNeverAhead},
 	}
 }
 

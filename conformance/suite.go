@@ -131,6 +131,7 @@ func Tests() []Test {
 	all = append(all, followStreamTests()...)
 	all = append(all, followFaultTests()...)
 	all = append(all, positionTests()...)
+	all = append(all, readersMarkTests()...)
 	all = append(all, queryTableTests()...)
 	all = append(all, errorsTests()...)
 	all = append(all, locksTests()...)

@@ -134,3 +134,10 @@ func init() {
 		"consumer/partitions_apart_transactional_applied_once",
 	)
 }
+
+// Every reader that trusts a mark under group commit, and the capture
+// topic's end read, run on Firebird 3 (TIDEMARK_FIREBIRD_ALL=1
+// TIDEMARK_FIREBIRD_ONLY naming both).
+func init() {
+	passing = append(passing, "hwm/every_reader_gets_every_commit_group_commit", "positions/capture_end_never_ahead_of_draws")
+}
