@@ -66,8 +66,9 @@ type Catalogue struct {
 	// core's tables that compare text ignoring case (see KeyCollationCheck).
 	KeyCollation KeyCollationCheck `json:"key_collation,omitempty"`
 
-	// Facts are what the engine stores (issue 9: engine facts live in the
-	// catalogue), read by the query-table check and the conformance suite.
+	// Facts are what the engine stores, declared by the dialect so the
+	// core never guesses them; read by the query-table check and the
+	// conformance suite.
 	Facts EngineFacts `json:"facts"`
 }
 

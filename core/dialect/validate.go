@@ -302,7 +302,7 @@ func Binds(template string) []string {
 	return out
 }
 
-// completeness checks what the conformance suite used to check on its own:
+// completeness checks that the catalogue is whole, before any SQL runs:
 // the identity, the standard scripts in creation order, the query-column
 // templates, the introspection queries and the error rules.
 func (v *validator) completeness() {

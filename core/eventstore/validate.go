@@ -99,9 +99,8 @@ func eventError(i int, ev Event) error {
 	if err := checkUTF8(field+" metadata", ev.Metadata); err != nil {
 		return err
 	}
-	// jsonvalid accepts exactly what encoding/json.Valid accepts, 5-7
-	// times cheaper (BenchmarkCheckEvents; with encoding/json the check was
-	// 6 % of an append's client CPU at 1 event, 23 % at 100: issue 12).
+	// jsonvalid accepts exactly what encoding/json.Valid accepts, several
+	// times cheaper (BenchmarkCheckEvents; figures in docs/performance.md).
 	if !jsonvalid.Valid(ev.Payload) {
 		return &InvalidEventError{Field: field + " payload", Reason: "is not a JSON document"}
 	}
