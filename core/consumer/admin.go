@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -228,22 +229,14 @@ func (o *Operator) resolve(ctx context.Context, ref Ref) (Consumer, error) {
 	return c, nil
 }
 
-// inTx runs fn in one transaction, retried as a whole while the database
-// reports a transient error (it undid the attempt). fn fills a fresh
-// Changes each attempt.
+// inTx runs fn in one transaction (engine.InTx: retried whole within the
+// core's bound on a transient error). fn fills a fresh Changes each
+// attempt.
 func (o *Operator) inTx(ctx context.Context, fn func(q engine.Querier, ch *Changes) error) (Changes, error) {
 	var ch Changes
-	err := retryTransient(ctx, func() error {
+	err := o.r.e.InTx(ctx, engine.OpWrite, engine.DefaultTransientRetry, func(tx *sql.Tx) error {
 		ch = Changes{}
-		tx, err := o.r.e.BeginTx(ctx, engine.OpAppend)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = tx.Rollback() }() // no-op after Commit
-		if err := fn(tx, &ch); err != nil {
-			return err
-		}
-		return o.r.e.Errors.Wrap(tx.Commit())
+		return fn(tx, &ch)
 	})
 	return ch, err
 }

@@ -81,7 +81,7 @@ func (r *Registry) Advance(ctx context.Context, q engine.Querier, id, source str
 	if q != nil {
 		return moved, run(q)
 	}
-	return moved, retryTransient(ctx, func() error { return run(r.e.DB) })
+	return moved, r.retryTransient(ctx, func() error { return run(r.e.DB) })
 }
 
 // advanceOver moves the checkpoint to position in tx, the transaction of

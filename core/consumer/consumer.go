@@ -154,7 +154,7 @@ func (r *Registry) ensureRow(ctx context.Context, typ, name string) (Consumer, e
 // insertIgnoringDuplicate runs an insert whose unique violation means the
 // row exists; transient errors are retried.
 func (r *Registry) insertIgnoringDuplicate(ctx context.Context, id dialect.StatementID, tables map[string]string, args map[string]any) error {
-	return retryTransient(ctx, func() error {
+	return r.retryTransient(ctx, func() error {
 		_, err := r.e.Exec(ctx, r.e.DB, id, tables, args)
 		// A primary-key violation is classed as a duplicate event id on
 		// engines that tell the event table's key apart only by its kind

@@ -85,17 +85,7 @@ func (r *Registry) RecordSkip(ctx context.Context, id string, s Skip) error {
 	if err := checkSkip(s); err != nil {
 		return err
 	}
-	return retryTransient(ctx, func() error {
-		tx, err := r.e.BeginTx(ctx, engine.OpAppend)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = tx.Rollback() }() // no-op after Commit
-		if err := r.recordSkip(ctx, tx, id, s); err != nil {
-			return err
-		}
-		return r.e.Errors.Wrap(tx.Commit())
-	})
+	return r.inTx(ctx, func(tx *sql.Tx) error { return r.recordSkip(ctx, tx, id, s) })
 }
 
 // recordSkip inserts the skip on q (a transaction) unless it exists. It

@@ -5,11 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
-	"github.com/tidemarkdb/tidemark/core/sqlerr"
 )
 
 // allowed lists the states each transition starts from.
@@ -54,7 +52,7 @@ func (r *Registry) transition(ctx context.Context, id string, to State, reason H
 		halt = string(reason)
 	}
 	var n int64
-	err = retryTransient(ctx, func() error {
+	err = r.retryTransient(ctx, func() error {
 		res, err := r.e.Exec(ctx, r.e.DB, dialect.ConsumerSetState, nil, map[string]any{
 			"id": id, "state": state, "halt_reason": halt, "state_since": r.stamp(), "from_state": string(c.State)})
 		if err == nil {
@@ -135,12 +133,7 @@ func (r *Registry) BeginRebuild(ctx context.Context, id string) (int64, error) {
 // before BeginRebuild may still have recorded) and makes it run again, in
 // one transaction.
 func (r *Registry) CompleteRebuild(ctx context.Context, id string, epoch int64) error {
-	return retryTransient(ctx, func() error {
-		tx, err := r.e.BeginTx(ctx, engine.OpAppend)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = tx.Rollback() }() // no-op after Commit
+	return r.e.InTx(ctx, engine.OpWrite, engine.DefaultTransientRetry, func(tx *sql.Tx) error {
 		if _, err := r.e.Exec(ctx, tx, dialect.CheckpointReset, nil, map[string]any{"consumer_id": id, "epoch": epoch}); err != nil {
 			return err
 		}
@@ -159,7 +152,7 @@ func (r *Registry) CompleteRebuild(ctx context.Context, id string, epoch int64) 
 			}
 			return terr
 		}
-		return r.e.Errors.Wrap(tx.Commit())
+		return nil
 	})
 }
 
@@ -209,24 +202,11 @@ func (r *Registry) Rebuild(ctx context.Context, id string) (int64, error) {
 }
 
 // retryTransient runs fn again while it fails with a transient database
-// error (deadlock, serialization failure, lost connection, lock timeout):
-// the database undid the attempt, so a retry is safe. The pause grows
-// from 2 ms to 200 ms (doubling), enough for a competing transaction of
-// the same few rows to end.
-func retryTransient(ctx context.Context, fn func() error) error {
-	pause := 2 * time.Millisecond
-	for {
-		err := fn()
-		if err == nil || !sqlerr.IsTransient(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (retrying after: %v)", ctx.Err(), err)
-		case <-time.After(pause):
-		}
-		pause = min(2*pause, 200*time.Millisecond)
-	}
+// error (the database undid the attempt), within the core's bound
+// (engine.DefaultTransientRetry): the registry's and the operator's writes
+// fail after it rather than hang.
+func (r *Registry) retryTransient(ctx context.Context, fn func() error) error {
+	return engine.DefaultTransientRetry.Do(ctx, r.e.Transient, fn)
 }
 
 // anyTime is the engine's driver-value time scanner.

@@ -196,21 +196,13 @@ func (r *Registry) haltIn(ctx context.Context, q engine.Querier, id string, reas
 	return n > 0, err
 }
 
-// inTx runs fn in a transaction of its own, retried whole on a transient
-// error.
+// inTx runs fn in a transaction of its own (engine.InTx: retried whole
+// within the core's bound on a transient error).
 func (r *Registry) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return retryTransient(ctx, func() error { return r.inTx1(ctx, fn) })
+	return r.e.InTx(ctx, engine.OpWrite, engine.DefaultTransientRetry, fn)
 }
 
 // inTx1 runs fn in a transaction of its own, once: the caller retries.
 func (r *Registry) inTx1(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := r.e.BeginTx(ctx, engine.OpAppend)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = tx.Rollback() }() // no-op after Commit
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return r.e.Errors.Wrap(tx.Commit())
+	return r.e.InTx(ctx, engine.OpWrite, engine.TransientRetry{Attempts: 1}, fn)
 }

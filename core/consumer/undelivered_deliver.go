@@ -80,7 +80,7 @@ func (r *Runner) cleanSkips(ctx context.Context, s Source, sk []Skip, rows []Und
 	if !passed {
 		return nil
 	}
-	return retryTransient(ctx, func() error {
+	return r.reg.retryTransient(ctx, func() error {
 		_, err := r.reg.e.Exec(ctx, r.reg.e.DB, dialect.SkippedDeletePassed, nil, map[string]any{
 			"consumer_id": r.c.ID, "source_name": s.Name(), "through": through})
 		return err
@@ -289,10 +289,16 @@ func (r *Runner) noteRecorded(u UndeliveredRow, halted bool) {
 	}
 }
 
-// retryTransient is the package's retryTransient reporting each transient
-// retry to the metrics (no budget is spent on it).
+// applyRetry is how an apply retries transient errors: without a bound, so
+// a database outage holds the message until the database is back instead
+// of spending its delivery budget or halting the consumer; only the
+// runner's stop ends it.
+var applyRetry = engine.TransientRetry{Unbounded: true}
+
+// retryTransient runs an apply under applyRetry, reporting each transient
+// retry to the metrics (no delivery budget is spent on it).
 func (r *Runner) retryTransient(ctx context.Context, source string, fn func() error) error {
-	return retryTransient(ctx, func() error {
+	return applyRetry.Do(ctx, r.reg.e.Transient, func() error {
 		err := fn()
 		if err != nil && sqlerr.IsTransient(err) {
 			r.opts.Metrics.Retried(r.c, source, true)

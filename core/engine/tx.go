@@ -14,6 +14,9 @@ type Operation int
 // Operations.
 const (
 	OpAppend Operation = iota // an append's own transaction
+	// OpWrite is a write of the core's own bookkeeping (consumer rows,
+	// checkpoints, undelivered messages, skips), at an append's isolation.
+	OpWrite
 	OpHWM                     // the high-water-mark advancer's transactions
 	OpRead                    // a read spanning several statements
 )
@@ -32,7 +35,7 @@ var isolationLevels = map[dialect.IsolationLevel]sql.IsolationLevel{
 func (e *Engine) TxOptions(op Operation) *sql.TxOptions {
 	var l dialect.IsolationLevel
 	switch op {
-	case OpAppend:
+	case OpAppend, OpWrite:
 		l = e.Cat.Isolation.Append
 	case OpHWM:
 		l = e.Cat.Isolation.HWM
@@ -44,12 +47,16 @@ func (e *Engine) TxOptions(op Operation) *sql.TxOptions {
 
 // BeginTx begins a transaction for op on the engine's *sql.DB with the
 // dialect's declared isolation level. Its error is classified (see Exec).
-// A read-only engine refuses OpAppend and OpHWM (*ReadOnlyError); OpRead
+// A read-only engine refuses OpAppend, OpWrite and OpHWM (*ReadOnlyError); OpRead
 // is BeginRead.
 func (e *Engine) BeginTx(ctx context.Context, op Operation) (*sql.Tx, error) {
 	switch op {
 	case OpAppend:
 		if err := e.refuse("begin a transaction to append"); err != nil {
+			return nil, err
+		}
+	case OpWrite:
+		if err := e.refuse("begin a transaction to write"); err != nil {
 			return nil, err
 		}
 	case OpHWM:
