@@ -2,40 +2,15 @@ package position_test
 
 import (
 	"context"
-	"database/sql"
-	"path/filepath"
 	"testing"
 
-	_ "modernc.org/sqlite"
-
 	"github.com/tidemarkdb/tidemark/core/dialect"
-	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/log/position"
-	"github.com/tidemarkdb/tidemark/plugins/sqlite"
+	"github.com/tidemarkdb/tidemark/internal/sqlitetest"
 )
 
-// newEngine opens an engine on a fresh SQLite file (a counter row); the
-// conformance suite runs the strategies on every engine.
-func newEngine(t *testing.T) *engine.Engine {
-	t.Helper()
-	ctx := context.Background()
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "pos.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	loaded, err := plugin.InProcess(ctx, sqlite.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.Open(ctx, db, loaded.Catalogue, engine.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return e
-}
+func newEngine(t *testing.T) *engine.Engine { return sqlitetest.Engine(t) }
 
 // TestCounterWriter: a counter row reserves n consecutive positions ending
 // at the counter, gives back the tail on Resize with no gap, and reports
