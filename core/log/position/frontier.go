@@ -54,8 +54,11 @@ type Row struct {
 // Marker writes the mark row under the advancer's lease. A write that
 // reports false found the lease lapsed (or the mark already there).
 type Marker interface {
+	// Advance writes mark (clearing the pending pair) and notifies.
 	Advance(ctx context.Context, mark int64) (bool, error)
+	// SetPending records end and its horizon as the pending pair.
 	SetPending(ctx context.Context, end, horizon int64) (bool, error)
+	// ClearPending discards the pending pair.
 	ClearPending(ctx context.Context) error
 }
 
