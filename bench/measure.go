@@ -85,7 +85,7 @@ func (b *bench) baselineTx(ctx context.Context, n int) error {
 		args = append(args, id.String(), agg, "bench.Baseline", int64(i), "bench.Deposited", 0, string(payload), nil, now,
 			eventstore.PartitionKey(agg, b.e.Partitions), baselineSeq.Add(1))
 	}
-	if b.e.Positions.DrawnByInsert() {
+	if b.e.Cat.Positions == dialect.SequenceXIDHorizon {
 		// Tidemark appends a single stream with one autocommit statement
 		// here, so the baseline does too: the same transaction shape.
 		_, err := st.ExecContext(ctx, args...)

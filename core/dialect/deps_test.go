@@ -17,6 +17,8 @@ var hotPath = []string{
 	"github.com/tidemarkdb/tidemark/core/topic",
 	"github.com/tidemarkdb/tidemark/core/lease",
 	"github.com/tidemarkdb/tidemark/core/schema",
+	"github.com/tidemarkdb/tidemark/core/log",
+	"github.com/tidemarkdb/tidemark/core/log/position",
 }
 
 // transportPrefixes are import-path prefixes of the plugin transport.

@@ -36,33 +36,21 @@ func PositionObjects() []PositionObject {
 	return []PositionObject{EventStorePositions, CapturePositions, ReadModelPositions}
 }
 
-// Positions is the position seam: the one place that knows how the
-// dialect's strategy hands out positions and finds their committed end. It
-// is chosen once, at Open, from Catalogue.Positions and PositionSettings;
-// the event store, the high-water mark (and the capture and read-model
-// topics to come) call it with the table of their position object.
+// Positions is the position seam: the statements of a position object
+// under the dialect's strategy (allocate, committed end, startup work and
+// check). It is chosen once, at Open, from Catalogue.Positions and
+// PositionSettings. What an append and the advancer do with it (when to
+// reserve, what the next mark is) is the strategy's behaviour, in package
+// core/log/position; they call it with the table of their position object.
 type Positions interface {
 	// Strategy is the catalogue's strategy.
 	Strategy() dialect.PositionStrategy
-	// DrawnByInsert is true when the insert itself draws the positions and
-	// returns them (SequenceXIDHorizon); Allocate is then never called.
-	DrawnByInsert() bool
-	// AllocateFirst is true when an append must take its positions before
-	// it reads anything (PositionSettings.AllocateFirst).
-	AllocateFirst() bool
-	// Queues is true when allocations of one object wait for each other
-	// until commit (a counter row held locked): the core then queues its
-	// own appends in-process from just before Allocate to the commit.
-	Queues() bool
 	// Allocate reserves n positions of table in q's transaction and returns
-	// the last one (the first is that minus n-1).
+	// the last one (the first is that minus n-1). Under SequenceXIDHorizon
+	// the insert draws the positions and Allocate is never called.
 	Allocate(ctx context.Context, q Querier, table string, n int) (int64, error)
 	// CommittedEnd returns the highest position handed out for table.
 	CommittedEnd(ctx context.Context, q Querier, table string) (int64, error)
-	// EndIsCommitted is true when CommittedEnd holds committed positions
-	// only (a counter) and may be published as the mark at once; false
-	// when the mark must wait for the transaction-id horizon.
-	EndIsCommitted() bool
 	// Prepare is the startup work of obj (named table): seed a counter row,
 	// or check a sequence's CACHE 1 and, when fix is set, correct it.
 	Prepare(ctx context.Context, q Querier, obj PositionObject, table string, fix bool) error
@@ -103,10 +91,6 @@ type counterRow struct {
 }
 
 func (*counterRow) Strategy() dialect.PositionStrategy  { return dialect.CounterRow }
-func (*counterRow) DrawnByInsert() bool                 { return false }
-func (c *counterRow) AllocateFirst() bool               { return c.settings.AllocateFirst }
-func (*counterRow) Queues() bool                        { return true }
-func (*counterRow) EndIsCommitted() bool                { return true }
 func (*counterRow) Check(context.Context, string) error { return nil }
 
 func (c *counterRow) CommittedEnd(ctx context.Context, q Querier, table string) (int64, error) {
@@ -167,10 +151,6 @@ func (c *counterRow) Prepare(ctx context.Context, q Querier, obj PositionObject,
 type sequenceHorizon struct{ e *Engine }
 
 func (*sequenceHorizon) Strategy() dialect.PositionStrategy { return dialect.SequenceXIDHorizon }
-func (*sequenceHorizon) DrawnByInsert() bool                { return true }
-func (*sequenceHorizon) AllocateFirst() bool                { return false }
-func (*sequenceHorizon) Queues() bool                       { return false }
-func (*sequenceHorizon) EndIsCommitted() bool               { return false }
 
 func (*sequenceHorizon) Allocate(context.Context, Querier, string, int) (int64, error) {
 	return 0, errors.New("positions are drawn by the insert under " + string(dialect.SequenceXIDHorizon))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/log/position"
 )
 
 // anyRetries bounds internal retries of an Any append that lost a race.
@@ -137,7 +138,9 @@ func (s *Store) appendInTx(ctx context.Context, streams []Stream) (Appended, err
 	// this process takes the mutex. After a commit it is a no-op.
 	defer func() { _ = tx.Rollback() }()
 	var beforeLock func()
-	if s.e.Positions.Queues() && !s.e.Cat.Locks.SerializesWriters {
+	if !s.e.Cat.Locks.SerializesWriters {
+		// Run by the write side just before it takes positions that hold
+		// other appends back until this one commits.
 		beforeLock = func() { s.counterMu.Lock(); locked = true }
 	}
 	res, err := s.append(ctx, tx, streams, false, beforeLock)
@@ -182,7 +185,7 @@ func streamKey(t, id string) string { return t + "/" + id }
 // INSERT: one stream, one chunk, positions and sequence numbers returned by
 // the insert, and an expectation the statement itself can enforce.
 func (s *Store) oneStatement(streams []Stream) bool {
-	if !s.e.Positions.DrawnByInsert() || len(streams) != 1 {
+	if !s.positions.Draws() || len(streams) != 1 {
 		return false
 	}
 	// One statement: at most one chunk of the widest shape the stream can take.
@@ -200,15 +203,15 @@ func (s *Store) oneStatement(streams []Stream) bool {
 // before the position counter is taken.
 func (s *Store) append(ctx context.Context, q queryer, streams []Stream, precheck bool, beforeLock func()) (Appended, error) {
 	res := Appended{Versions: map[string]int64{}}
-	// Where the dialect asks for it, take the counter before any read of the
-	// append, so a reader of the event table never waits for the counter
-	// while the counter's holder waits to insert into that table.
-	counterEnd, counterTaken := int64(0), false
-	if s.e.Positions.AllocateFirst() {
-		var err error
-		if counterEnd, counterTaken, err = s.allocateFirst(ctx, q, streams, beforeLock); err != nil {
-			return res, err
-		}
+	// Where the dialect asks for it, positions are taken before any read
+	// of the append (see position.Writer.ReserveFirst).
+	total := 0
+	for _, st := range streams {
+		total += len(st.Events)
+	}
+	reserved, err := s.positions.ReserveFirst(ctx, q, total, beforeLock)
+	if err != nil {
+		return res, err
 	}
 	var rows []row
 	now := time.Now().UTC()
@@ -216,7 +219,6 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		if len(st.Events) == 0 {
 			continue
 		}
-		var err error
 		if rows, err = s.streamRows(ctx, q, st, precheck, now, rows, res.Versions); err != nil {
 			return res, err
 		}
@@ -225,42 +227,26 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		return res, nil
 	}
 	res.Positions = make([]int64, len(rows))
-	// Lock the counter as late as possible: after every read of the append.
-	if !s.e.Positions.DrawnByInsert() {
-		end := counterEnd
-		if !counterTaken {
-			if beforeLock != nil {
-				beforeLock()
-			}
-			var err error
-			if end, err = s.allocate(ctx, q, len(rows)); err != nil {
-				return res, err
-			}
-		}
-		for i := range rows {
-			p := end - int64(len(rows)) + int64(i) + 1
-			rows[i].vals[pGlobalPosition] = p
-			res.Positions[i] = p
-		}
+	// Positions the insert does not draw are taken as late as possible:
+	// after every read of the append.
+	if reserved, err = s.positions.Reserve(ctx, q, len(rows), reserved, beforeLock); err != nil {
+		return res, err
 	}
+	stamp(reserved, res.Positions, func(i int) *row { return &rows[i] })
 	return res, s.insertChunks(ctx, q, rows, res, streams)
 }
 
-// allocateFirst takes the counter for every event of streams before any
-// read (Positions.AllocateFirst). taken is false when there is no event.
-func (s *Store) allocateFirst(ctx context.Context, q queryer, streams []Stream, beforeLock func()) (end int64, taken bool, err error) {
-	total := 0
-	for _, st := range streams {
-		total += len(st.Events)
+// stamp sets the reserved positions, in order, in positions and on the
+// rows (at(i) is the i-th); with none reserved the insert draws them and
+// returns them.
+func stamp(r position.Reservation, positions []int64, at func(i int) *row) {
+	if !r.Held() {
+		return
 	}
-	if total == 0 {
-		return 0, false, nil
+	for i := range positions {
+		positions[i] = r.Position(i)
+		at(i).vals[pGlobalPosition] = positions[i]
 	}
-	if beforeLock != nil {
-		beforeLock()
-	}
-	end, err = s.allocate(ctx, q, total)
-	return end, err == nil, err
 }
 
 // streamRows appends the rows of one stream's events to rows and records
@@ -368,7 +354,7 @@ func (s *Store) insertChunks(ctx context.Context, q queryer, rows []row, res App
 // anyway: it reports a conflict before any statement fails.)
 func (s *Store) computesSequence() bool {
 	ins := s.e.Cat.EventInsert
-	return ins.NextSequence != "" && (s.e.Positions.DrawnByInsert() || ins.ComputedTail != "")
+	return ins.NextSequence != "" && (s.positions.Draws() || ins.ComputedTail != "")
 }
 
 // eventRow is the insert row of event ev of st at sequence number seq.
@@ -400,10 +386,6 @@ func (s *Store) eventRow(table string, st Stream, ev Event, seq int64, part int,
 	r.vals[pPayload], r.vals[pMetadata], r.vals[pOccurredAt] = string(ev.Payload), meta, s.e.Cat.Facts.CutEventTime(at)
 	r.vals[pPartitionKey] = part
 	return r, nil
-}
-
-func (s *Store) allocate(ctx context.Context, tx queryer, n int) (int64, error) {
-	return s.e.Positions.Allocate(ctx, tx, s.e.Names.Shared[engine.EventStorePositions.Placeholder], n)
 }
 
 // The event insert's bind parameters, by name and by slot in row.vals.
@@ -444,7 +426,7 @@ func (s *Store) shape(r row) engine.InsertShape {
 	}
 	if r.computed {
 		sh.Exprs, sh.Variant = map[string]string{"sequence_no": ins.NextSequence}, variantComputed
-		if !s.e.Positions.DrawnByInsert() {
+		if !s.positions.Draws() {
 			sh.Tail = ins.ComputedTail // a counter row's insert returns the computed rows
 		}
 	}
@@ -468,7 +450,7 @@ func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appe
 		vals[i] = rows[i].vals[:]
 	}
 	shape := s.shape(rows[0])
-	if !s.e.Positions.DrawnByInsert() && shape.Tail == "" {
+	if !s.positions.Draws() && shape.Tail == "" {
 		_, err := s.events.Exec(ctx, tx, shape, vals)
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/log/position"
 )
 
 // This file runs one group commit: the appends of several callers in one
@@ -98,10 +99,16 @@ func (s *Store) batchOnce(ctx context.Context, batch []*pending) (err error) {
 		s.writeMu.Lock() // see appendOnce
 		defer s.writeMu.Unlock()
 	}
-	counter := !s.e.Positions.DrawnByInsert()
-	if counter && s.e.Positions.Queues() && !s.e.Cat.Locks.SerializesWriters {
-		s.counterMu.Lock() // queued with this process's lone appends (appendInTx)
-		defer s.counterMu.Unlock()
+	if !s.e.Cat.Locks.SerializesWriters {
+		// Queued with this process's lone appends (appendInTx) where the
+		// strategy's positions hold appends back until they commit.
+		locked := false
+		s.positions.Hold(func() { s.counterMu.Lock(); locked = true })
+		defer func() {
+			if locked {
+				s.counterMu.Unlock()
+			}
+		}()
 	}
 	total := 0
 	for _, p := range batch {
@@ -115,7 +122,7 @@ func (s *Store) batchOnce(ctx context.Context, batch []*pending) (err error) {
 	if s.oneStatementBatch(batch, computed, total) {
 		// Nothing to read and one statement: atomic by itself, no BEGIN
 		// or COMMIT round trips (what a lone append does on this dialect).
-		return s.batchInsert(ctx, s.e.DB, batch, computed, false, 0, total)
+		return s.batchInsert(ctx, s.e.DB, batch, computed, position.Reservation{})
 	}
 	tx, err := s.e.BeginTx(ctx, engine.OpAppend)
 	if err != nil {
@@ -127,21 +134,19 @@ func (s *Store) batchOnce(ctx context.Context, batch []*pending) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	var end int64
-	if counter {
-		// The counter first: the reads below are made under its lock.
-		if end, err = s.allocate(ctx, tx, total); err != nil {
-			return err
-		}
+	// Positions first: the reads below are made under the counter's lock.
+	reserved, err := s.positions.Reserve(ctx, tx, total, position.Reservation{}, nil)
+	if err != nil {
+		return err
 	}
 	committed = true // batchInsert commits or rolls back
-	return s.batchInsert(ctx, tx, batch, computed, counter, end, total)
+	return s.batchInsert(ctx, tx, batch, computed, reserved)
 }
 
 // batchInsert checks and inserts the batch on q, a transaction (committed
-// or rolled back here) unless the batch is one statement. end is the
-// counter's value after the allocation of total positions (counter only).
-func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, computed map[string]bool, counter bool, end int64, total int) (err error) {
+// or rolled back here) unless the batch is one statement. reserved holds
+// the positions of every event of the batch unless the insert draws them.
+func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, computed map[string]bool, reserved position.Reservation) (err error) {
 	tx, inTx := q.(interface {
 		Commit() error
 		Rollback() error
@@ -156,22 +161,15 @@ func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, co
 	if err != nil {
 		return err
 	}
-	if counter && len(rows) < total {
-		// Refused callers give their positions back: no gap.
-		if end, err = s.allocate(ctx, q, len(rows)-total); err != nil {
-			return err
-		}
+	// Refused callers give their positions back: no gap.
+	if reserved, err = s.positions.Resize(ctx, q, reserved, len(rows)); err != nil {
+		return err
 	}
 	if len(rows) == 0 {
 		return nil // every caller refused; the rollback restores the counter
 	}
 	all := Appended{Positions: make([]int64, len(rows)), Versions: map[string]int64{}}
-	if counter {
-		for i := range rows {
-			all.Positions[i] = end - int64(len(rows)) + int64(i) + 1
-			rows[i].vals[pGlobalPosition] = all.Positions[i]
-		}
-	}
+	stamp(reserved, all.Positions, func(i int) *row { return &rows[i].row })
 	seqs := make([]int64, len(rows))
 	if s.group != nil && s.group.fault != nil {
 		s.group.fault()
@@ -203,7 +201,7 @@ func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, co
 // take ~190 ms (1,266 events/s against 26,900 without group commit), the
 // insert of 400 computed rows costing far more than one version read.
 func (s *Store) computedStreams(batch []*pending) map[string]bool {
-	if !s.e.Positions.DrawnByInsert() || s.e.Cat.EventInsert.NextSequence == "" {
+	if !s.positions.Draws() || s.e.Cat.EventInsert.NextSequence == "" {
 		return nil
 	}
 	out, events := map[string]bool{}, map[string]int{}

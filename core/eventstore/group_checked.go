@@ -25,7 +25,7 @@ const variantCheckedRows = "checked-rows"
 // stream had before the statement). On a counter row the versions are
 // read under the counter's lock, as before.
 func (s *Store) checksInInsert() bool {
-	return s.e.Positions.DrawnByInsert() && s.e.Cat.EventInsert.CheckedSequence != ""
+	return s.positions.Draws() && s.e.Cat.EventInsert.CheckedSequence != ""
 }
 
 // tryCheckedBatch runs batch as one checked insert where it can. done is

@@ -4,34 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	_ "modernc.org/sqlite"
-
 	"github.com/tidemarkdb/tidemark/core/dialect"
-	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
-	sqliteplugin "github.com/tidemarkdb/tidemark/plugins/sqlite"
+	"github.com/tidemarkdb/tidemark/internal/sqlitetest"
 )
 
-func openSQLite(t *testing.T) *Store {
-	t.Helper()
-	dsn := filepath.Join(t.TempDir(), "e.db") + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e, err := engine.Open(context.Background(), db, sqliteplugin.Catalogue(), engine.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return New(e, nil)
-}
+func openSQLite(t *testing.T) *Store { return New(sqlitetest.Engine(t), nil) }
 
 // TestWithIDsFixesIDsOnce: every event gets an id before the first try, the
 // caller's slices are left as they were, and ids given are kept.

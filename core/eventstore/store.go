@@ -3,10 +3,10 @@ package eventstore
 import (
 	"errors"
 	"reflect"
-	"slices"
 	"sync"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/log/position"
 )
 
 type queryer = engine.Querier
@@ -28,19 +28,20 @@ type CommittedNudger interface {
 type Store struct {
 	e         *engine.Engine
 	nudger    Nudger
-	events    *engine.Insert // the event insert
-	writeMu   sync.Mutex     // serializes appends where the engine allows one writer
-	counterMu sync.Mutex     // queues this process's appends for the counter row
-	txFault   func()         // tests only: runs in appendInTx before the commit
-	retry     Retry          // how Append retries transient errors
-	group     *groupCommit   // queued appends; nil when group commit is off
+	events    *engine.Insert  // the event insert
+	positions position.Writer // the position strategy's write side
+	writeMu   sync.Mutex      // serializes appends where the engine allows one writer
+	counterMu sync.Mutex      // queues this process's appends for the counter row
+	txFault   func()          // tests only: runs in appendInTx before the commit
+	retry     Retry           // how Append retries transient errors
+	group     *groupCommit    // queued appends; nil when group commit is off
 }
 
 // New returns the event store of e. nudger may be nil. Options: WithRetry,
 // WithGroupCommit.
 func New(e *engine.Engine, nudger Nudger, opts ...Option) *Store {
 	s := &Store{e: e, nudger: normaliseNudger(nudger), events: e.NewInsert("event insert", e.Cat.EventInsert, rowParams), retry: DefaultRetry,
-		group: &groupCommit{}}
+		positions: position.Of(e).Writer(engine.EventStorePositions), group: &groupCommit{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -66,12 +67,14 @@ func (s *Store) nudge() {
 	}
 }
 
-// nudgeCommitted nudges after res committed, with its highest position
-// where the nudger takes it.
+// nudgeCommitted nudges after res committed, with the committed end the
+// strategy lets it report where the nudger takes it.
 func (s *Store) nudgeCommitted(res Appended) {
-	if c, ok := s.nudger.(CommittedNudger); ok && len(res.Positions) > 0 {
-		c.NudgeCommitted(slices.Max(res.Positions))
-		return
+	if c, ok := s.nudger.(CommittedNudger); ok {
+		if end, committed := s.positions.Committed(res.Positions); committed {
+			c.NudgeCommitted(end)
+			return
+		}
 	}
 	s.nudge()
 }

@@ -3,27 +3,15 @@
 // the topic's row, computed on the database clock; the mark never moves
 // backwards.
 //
-// COUNTER_ROW dialects: the mark follows the committed counter, which only
-// ever holds committed positions.
-//
-// SEQUENCE_XID_HORIZON dialects (PostgreSQL): the advancer records the
-// sequence's last value as pending_end and, in the same transaction but
-// after reading it, takes a transaction id as pending_horizon. Every append
-// took its transaction id before drawing a position, so once no transaction
-// older than the horizon is in flight, every position up to pending_end is
-// committed or rolled back and the mark moves there.
-//
-// "In flight" is judged per database when the dialect supplies
-// xid.oldest_holder (PostgreSQL does): transaction ids are cluster-wide, but
-// only a transaction of this database can draw from its sequence, so a
-// transaction known to belong to another database of the cluster does not
-// hold the mark. Known means positively identified (its backend or prepared
-// transaction names another database); a transaction that cannot be placed
-// still holds the mark. When that statement is missing or the server
-// refuses it (a role denied pg_stat_activity, say), the advancer falls back
-// to the cluster-wide horizon for the rest of its life, logs a warning, and
-// reports the scope in Holder.Scope and Scope. HolderMetrics shows the oldest transaction holding the mark
-// back, its database and since when.
+// The advancer keeps the lease, the loop, the coalescing of nudges, the
+// writes of the mark row and the metrics, and runs one cycle for every
+// strategy: it asks the strategy's position.Frontier for the end, and the
+// frontier moves the mark towards it through the advancer's writes. On a
+// COUNTER_ROW dialect that is the committed counter; on
+// SEQUENCE_XID_HORIZON (PostgreSQL) the sequence's end once a transaction
+// horizon taken after it passed, judged per database where the dialect can
+// (Holder.Scope and Scope say which; HolderMetrics shows the oldest
+// transaction holding the mark back). See package position.
 //
 // Stopping an advancer (ending Run's or Cycle's context) is not a failure:
 // whatever error the driver makes of the interrupted cycle, Metrics.Failed is
@@ -33,17 +21,13 @@ package hwm
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
-	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/log/position"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
 )
 
@@ -56,6 +40,23 @@ type Metrics interface {
 	// context ended (the advancer is stopping) is not reported.
 	Failed(topic string, err error)
 }
+
+// Scope says which transactions a horizon check waited for.
+type Scope = position.Scope
+
+// Scopes of the horizon check.
+const (
+	// ScopeDatabase: every transaction of the cluster except those known
+	// to belong to another database (xid.oldest_holder).
+	ScopeDatabase = position.ScopeDatabase
+	// ScopeCluster: every transaction of the cluster (xid.oldest_running),
+	// because the dialect has no xid.oldest_holder or the server refused it.
+	ScopeCluster = position.ScopeCluster
+)
+
+// Holder is the oldest transaction holding the mark back: a transaction
+// still in flight whose id is below the pending horizon.
+type Holder = position.Holder
 
 // HolderMetrics is an optional extension of Metrics: when Options.Metrics
 // also implements it, every horizon check of a SEQUENCE_XID_HORIZON topic
@@ -96,21 +97,15 @@ type Options struct {
 
 // Advancer moves one topic's mark.
 type Advancer struct {
-	e    *engine.Engine
-	opts Options
+	e     *engine.Engine
+	opts  Options
+	front position.Frontier // the strategy's side: how far the mark may go
 
 	mu      sync.Mutex
 	mark    int64
 	changed chan struct{} // closed and replaced when the mark moves
 	nudge   chan struct{}
-	// committed is the highest end an append reported with
-	// NudgeCommitted since a cycle last took it (0: none).
-	committed atomic.Int64
-	lastErr   error
-	holder    Holder // last horizon check's oldest holder (XID 0: none)
-	// clusterWide is set once xid.oldest_holder failed: from then on the
-	// horizon is the cluster's (see the package doc).
-	clusterWide bool
+	lastErr error
 
 	// The rest is touched by the cycling goroutine only (Cycle is not
 	// called concurrently).
@@ -157,8 +152,29 @@ func New(e *engine.Engine, opts Options) *Advancer {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Advancer{e: e, opts: opts, changed: make(chan struct{}), nudge: make(chan struct{}, 1)}
+	a := &Advancer{e: e, opts: opts, changed: make(chan struct{}), nudge: make(chan struct{}, 1)}
+	a.front = position.Of(e).Frontier(position.FrontierOptions{
+		Topic: opts.Topic, Table: opts.PositionTable, Logger: opts.Logger, OnHolder: a.holding,
+	})
+	return a
 }
+
+// holding passes a horizon check's oldest holder to Options.Metrics when it
+// is a HolderMetrics.
+func (a *Advancer) holding(h Holder, held bool) {
+	if hm, ok := a.opts.Metrics.(HolderMetrics); ok {
+		hm.Holding(a.opts.Topic, h, held)
+	}
+}
+
+// OldestHolder returns the oldest transaction that held the mark back at
+// the last horizon check, and false when none did (or no check ran yet).
+func (a *Advancer) OldestHolder() (Holder, bool) { return a.front.OldestHolder() }
+
+// Scope is the horizon this advancer uses now: ScopeDatabase when the
+// dialect has xid.oldest_holder and the server has not refused it, else
+// ScopeCluster.
+func (a *Advancer) Scope() Scope { return a.front.Scope() }
 
 // Owner is the advancer's lease owner id.
 func (a *Advancer) Owner() string { return a.opts.Owner }
@@ -230,30 +246,15 @@ func (a *Advancer) logCycle(ctx context.Context, err, failing error, failures in
 }
 
 // NudgeCommitted is Nudge from an append that committed positions up to
-// end. On the event store's counter row (Positions.EndIsCommitted) every
-// position up to end is then committed: each append holds the counter row
-// locked until it commits or rolls back (handing its positions on), so
-// whoever drew a lower position was done before end was drawn. The lease
-// holder's next cycle then publishes end without reading the counter: a
-// cycle after an append is one statement, the write of the mark. Each
-// reported end is used once; a cycle with none reads the counter as
-// before. Elsewhere (a transaction-id horizon, another topic) it is Nudge.
+// end. Where the strategy makes every position up to such an end committed
+// (a one-row counter: each append holds it locked until it commits or
+// rolls back), the lease holder's next cycle publishes end without reading
+// the counter: a cycle after an append is one statement, the write of the
+// mark. Each reported end is used once; a cycle with none reads the end as
+// before. Elsewhere (a transaction-id horizon) it is Nudge.
 func (a *Advancer) NudgeCommitted(end int64) {
-	if a.e.Positions.EndIsCommitted() && a.opts.PositionTable == a.e.Names.Shared[engine.EventStorePositions.Placeholder] {
-		for {
-			cur := a.committed.Load()
-			if end <= cur || a.committed.CompareAndSwap(cur, end) {
-				break
-			}
-		}
-	}
+	a.front.Report(end)
 	a.Nudge()
-}
-
-func (a *Advancer) release() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_, _ = a.e.Exec(ctx, a.e.DB, dialect.HWMRelease, nil, map[string]any{"topic": a.opts.Topic, "owner": a.opts.Owner})
 }
 
 // Err is the last cycle's error, nil once a cycle succeeds again.
@@ -332,40 +333,6 @@ func (a *Advancer) Cycle(ctx context.Context) (bool, error) {
 // fails after 5 tries is reported, and the next poll tries again.
 const cycleTries = 5
 
-type state struct {
-	mark           int64
-	pendingEnd     sql.NullInt64
-	pendingHorizon sql.NullInt64
-	owner          sql.NullString
-}
-
-func (a *Advancer) args(extra map[string]any) map[string]any {
-	m := map[string]any{"topic": a.opts.Topic, "owner": a.opts.Owner, "lease_millis": a.opts.Lease.Milliseconds()}
-	for k, v := range extra {
-		m[k] = v
-	}
-	return m
-}
-
-// read reads the topic's mark row through the engine's one reader.
-func (a *Advancer) read(ctx context.Context, q engine.Querier) (state, error) {
-	r, err := a.e.ReadMarkRow(ctx, q, a.opts.Topic)
-	if errors.Is(err, sql.ErrNoRows) {
-		return state{}, fmt.Errorf("high-water mark row of topic %s is missing", a.opts.Topic)
-	}
-	return state{mark: r.Mark, pendingEnd: r.PendingEnd, pendingHorizon: r.PendingHorizon, owner: r.Owner}, err
-}
-
-// acquire takes or renews the lease in its own short transaction.
-func (a *Advancer) acquire(ctx context.Context) (bool, error) {
-	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMAcquire, nil, a.args(nil))
-	if err != nil {
-		return false, fmt.Errorf("acquiring high-water-mark lease: %w", err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
 // cycle is one advance attempt. An idle or caught-up cycle of the lease
 // holder is one read (the committed end); another advancer's also reads
 // the mark row.
@@ -384,11 +351,11 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 		a.observe(s.mark)
 		a.ownPending = false
 	}
-	end, hr, err := a.end(ctx, holding, s.mark)
+	end, err := a.front.End(ctx, holding, s.mark)
 	if err != nil {
 		return false, err
 	}
-	if end <= s.mark && !s.pendingEnd.Valid {
+	if end.Pos <= s.mark && !s.pendingEnd.Valid {
 		if a.opts.Metrics != nil {
 			a.opts.Metrics.Observe(a.opts.Topic, s.mark, s.mark)
 		}
@@ -406,10 +373,15 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 		}
 		a.renewAt, a.own = sent.Add(a.opts.Lease/3), s
 	}
-	if a.e.Positions.EndIsCommitted() {
-		return a.cycleCounter(ctx, s, end)
+	row := position.Row{Mark: s.mark, PendingEnd: s.pendingEnd, PendingHorizon: s.pendingHorizon, OwnPending: a.ownPending}
+	step, err := a.front.Next(ctx, row, end, (*marker)(a))
+	if err != nil || step.Lost {
+		return step.Moved, err
 	}
-	return a.cycleHorizon(ctx, s, end, hr)
+	if a.opts.Metrics != nil {
+		a.opts.Metrics.Observe(a.opts.Topic, step.Mark, max(end.Pos, step.Mark))
+	}
+	return step.Moved, nil
 }
 
 // lost forgets the lease: the next cycle reads the mark row again.
@@ -426,93 +398,10 @@ func (a *Advancer) checkPositions(ctx context.Context) error {
 	if !a.checkedAt.IsZero() && time.Since(a.checkedAt) < a.opts.CheckInterval {
 		return nil
 	}
-	if err := a.e.Positions.Check(ctx, a.opts.PositionTable); err != nil {
+	if err := a.front.Check(ctx); err != nil {
 		a.checkedAt = time.Time{}
 		return err
 	}
 	a.checkedAt = time.Now()
 	return nil
-}
-
-// end is the end a cycle publishes: for the lease holder, the end an
-// append reported (NudgeCommitted) when it is past the mark; otherwise the
-// committed end, read. The lease holder of a dialect with xid.end_horizon
-// reads it with the horizon in the same statement (see endHorizon).
-func (a *Advancer) end(ctx context.Context, holding bool, mark int64) (int64, horizonRead, error) {
-	if c := a.committed.Swap(0); holding && c > mark {
-		return c, horizonRead{}, nil
-	}
-	if holding && !a.e.Positions.EndIsCommitted() && a.e.Has(dialect.EndHorizon) {
-		return a.endHorizon(ctx, mark)
-	}
-	end, err := a.committedEnd(ctx, a.e.DB)
-	return end, horizonRead{}, err
-}
-
-func (a *Advancer) committedEnd(ctx context.Context, q engine.Querier) (int64, error) {
-	return a.e.Positions.CommittedEnd(ctx, q, a.opts.PositionTable)
-}
-
-// cycleCounter moves the mark to the committed counter read before the
-// lease was taken: the counter only ever holds committed positions, so an
-// end read at any time is safe to publish.
-func (a *Advancer) cycleCounter(ctx context.Context, s state, end int64) (bool, error) {
-	moved, err := a.advance(ctx, end)
-	if err == nil && a.opts.Metrics != nil {
-		mark := s.mark
-		if moved {
-			mark = end
-		}
-		a.opts.Metrics.Observe(a.opts.Topic, mark, end)
-	}
-	return moved, err
-}
-
-// advance writes the mark and notifies other processes: with
-// hwm.advance_notify in one statement, else HWMAdvance and, after it
-// committed, HWMNotify.
-func (a *Advancer) advance(ctx context.Context, mark int64) (bool, error) {
-	folded := a.e.Has(dialect.HWMAdvanceNotify)
-	n, err := a.writeMark(ctx, mark, folded)
-	if err != nil {
-		a.lost()
-		return false, err
-	}
-	if n == 1 {
-		// The statement also cleared the pending pair.
-		a.own.mark, a.own.pendingEnd, a.own.pendingHorizon = mark, sql.NullInt64{}, sql.NullInt64{}
-		a.observe(mark)
-		if !folded && a.e.Has(dialect.HWMNotify) {
-			_, _ = a.e.Exec(ctx, a.e.DB, dialect.HWMNotify, nil, a.args(nil))
-		}
-		return true, nil
-	}
-	// The lease lapsed, or another holder moved the mark at least as far:
-	// read the row again next time.
-	a.lost()
-	return false, nil
-}
-
-// writeMark runs the mark's write and returns how many rows it moved (1:
-// moved, 0: the lease lapsed or the mark is already there).
-func (a *Advancer) writeMark(ctx context.Context, mark int64, folded bool) (int64, error) {
-	args := a.args(map[string]any{"mark": mark})
-	if folded {
-		// Only the lease holder writes (an acquire through Exec came
-		// first), so a read-only engine never gets here.
-		var notified sql.NullString
-		err := a.e.QueryRow(ctx, a.e.DB, dialect.HWMAdvanceNotify, nil, args).Scan(&notified)
-		if errors.Is(err, sql.ErrNoRows) {
-			return 0, nil
-		}
-		if err != nil {
-			return 0, fmt.Errorf("advancing high-water mark: %w", err)
-		}
-		return 1, nil
-	}
-	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMAdvance, nil, args)
-	if err != nil {
-		return 0, fmt.Errorf("advancing high-water mark: %w", err)
-	}
-	return res.RowsAffected()
 }

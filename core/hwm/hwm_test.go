@@ -2,21 +2,16 @@ package hwm_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	_ "modernc.org/sqlite"
-
 	"github.com/tidemarkdb/tidemark/core/dialect"
-	"github.com/tidemarkdb/tidemark/core/dialect/plugin"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/hwm"
-	"github.com/tidemarkdb/tidemark/plugins/sqlite"
+	"github.com/tidemarkdb/tidemark/internal/sqlitetest"
 )
 
 // failures records Metrics.Failed calls.
@@ -32,27 +27,7 @@ func (f *failures) Failed(_ string, err error) {
 	f.got = append(f.got, err)
 }
 
-// newEngine opens an engine on a fresh SQLite file (embedded, no server);
-// the conformance suite runs the same behaviour on every engine.
-func newEngine(t *testing.T) *engine.Engine {
-	t.Helper()
-	ctx := context.Background()
-	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "hwm.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	loaded, err := plugin.InProcess(ctx, sqlite.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.Open(ctx, db, loaded.Catalogue, engine.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return e
-}
+func newEngine(t *testing.T) *engine.Engine { return sqlitetest.Engine(t) }
 
 // TestStopIsNotFailure: a cycle whose context has ended, and Run stopped
 // by its context, report nothing to Metrics.Failed; the cycle returns the

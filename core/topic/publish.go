@@ -13,6 +13,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/log"
+	"github.com/tidemarkdb/tidemark/core/log/position"
 )
 
 // PartitionKey is the partition of a message key among n partitions: the
@@ -26,12 +27,21 @@ func (t *Topic) Publish(ctx context.Context, msgs ...Message) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.e.Positions.Queues() || t.e.Cat.Locks.SerializesWriters {
-		// A counter row queues publishes until commit anyway: queue this
-		// process's own here, not on the database lock.
-		t.writeMu.Lock()
-		defer t.writeMu.Unlock()
+	// Where positions queue publishes until commit anyway (a counter row)
+	// or the engine runs one writer at a time, queue this process's own
+	// here, not on the database lock.
+	locked := false
+	lock := func() { t.writeMu.Lock(); locked = true }
+	if t.e.Cat.Locks.SerializesWriters {
+		lock()
+	} else {
+		t.positions.Hold(lock)
 	}
+	defer func() {
+		if locked {
+			t.writeMu.Unlock()
+		}
+	}()
 	tx, err := t.e.BeginTx(ctx, engine.OpAppend)
 	if err != nil {
 		return nil, err
@@ -168,16 +178,20 @@ func invalidUTF8(i int, field string, offset int) error {
 	return &InvalidUTF8Error{Record: "message", Index: i, Field: field, Offset: offset, Refusal: ErrInvalidMessage}
 }
 
-// publish inserts rows on q: under a counter the positions are allocated
-// through the seam first (one allocation for the batch), under a sequence
+// publish inserts rows on q: positions the strategy reserves are taken
+// first (one reservation for the batch) and stamped on the rows; otherwise
 // the insert draws and returns each.
 func (t *Topic) publish(ctx context.Context, q engine.Querier, rows []row) ([]int64, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	tables := map[string]string{"event_capture_global_position_table": t.posTable}
+	reserved, err := t.positions.Reserve(ctx, q, len(rows), position.Reservation{}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
+	}
 	pos := make([]int64, len(rows))
-	if t.e.Positions.DrawnByInsert() {
+	if !reserved.Held() {
+		tables := map[string]string{"event_capture_global_position_table": t.posTable}
 		if t.e.Has(dialect.PositionBeginXID) {
 			if _, err := t.e.Exec(ctx, q, dialect.PositionBeginXID, nil, nil); err != nil {
 				return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
@@ -190,12 +204,8 @@ func (t *Topic) publish(ctx context.Context, q engine.Querier, rows []row) ([]in
 		}
 		return pos, nil
 	}
-	end, err := t.e.Positions.Allocate(ctx, q, t.posTable, len(rows))
-	if err != nil {
-		return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
-	}
 	for i, r := range rows {
-		pos[i] = end - int64(len(rows)-1-i)
+		pos[i] = reserved.Position(i)
 		r["global_position"] = pos[i]
 		if _, err := t.e.Exec(ctx, q, dialect.TopicInsert, nil, r); err != nil {
 			return nil, fmt.Errorf("publishing to %s: %w", t.name, err)

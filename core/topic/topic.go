@@ -21,6 +21,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/core/log"
+	"github.com/tidemarkdb/tidemark/core/log/position"
 )
 
 // CaptureTopic is the capture topic's name: its row of the high-water-mark
@@ -66,6 +67,8 @@ type Topic struct {
 	name string
 	// posTable is the resolved name of the topic's position object.
 	posTable string
+	// positions is the position strategy's write side for posTable.
+	positions position.Writer
 	// writeMu queues this process's own-transaction publishes from before
 	// the counter is taken to the commit, where positions queue anyway (a
 	// counter row) or the engine runs one writer at a time (SQLite).
@@ -78,6 +81,7 @@ type Topic struct {
 // nothing: a missing mark row is an *engine.SchemaMissingError.
 func New(ctx context.Context, e *engine.Engine) (*Topic, error) {
 	t := &Topic{e: e, name: CaptureTopic, posTable: e.Names.Shared[engine.CapturePositions.Placeholder]}
+	t.positions = position.Of(e).Writer(engine.CapturePositions)
 	if e.ReadOnly() {
 		if _, err := e.ReadMarkRow(ctx, e.DB, t.name); errors.Is(err, sql.ErrNoRows) {
 			return nil, &engine.SchemaMissingError{What: "the high-water-mark row of topic " + t.name, Cause: err}

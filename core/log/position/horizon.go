@@ -1,13 +1,15 @@
-package hwm
+package position
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
 )
 
@@ -33,8 +35,51 @@ type Holder struct {
 	Scope    Scope     // the horizon check that found it
 }
 
-// cycleHorizon runs the pending-end protocol from the state known before
-// the lease was taken (or kept) and the end read at the cycle's start. A
+// horizonFrontier runs the end/horizon protocol: the sequence's end, a
+// transaction id taken after reading it (the horizon), and the mark moved
+// to the end once no transaction older than the horizon is in flight; a
+// horizon still waiting is recorded as the mark row's pending pair.
+type horizonFrontier struct {
+	e    *engine.Engine
+	opts FrontierOptions
+
+	mu     sync.Mutex
+	holder Holder // last horizon check's oldest holder (XID 0: none)
+	// clusterWide is set once xid.oldest_holder failed: from then on the
+	// horizon is the cluster's.
+	clusterWide bool
+}
+
+// horizonRead is what xid.end_horizon returned beside the end: the
+// horizon it took (valid: end was past the mark) and whether the
+// statement's own snapshot already showed nothing older in flight.
+type horizonRead struct {
+	valid   bool
+	horizon int64
+	passed  bool
+}
+
+// End is the sequence's end; the lease holder of a dialect with
+// xid.end_horizon reads it with the horizon in the same statement (see
+// endHorizon).
+func (f *horizonFrontier) End(ctx context.Context, holding bool, mark int64) (End, error) {
+	if holding && f.e.Has(dialect.EndHorizon) {
+		return f.endHorizon(ctx, mark)
+	}
+	end, err := f.e.Positions.CommittedEnd(ctx, f.e.DB, f.opts.Table)
+	return End{Pos: end}, err
+}
+
+// Report ignores the end: an end drawn from the sequence says nothing of
+// the transactions that drew lower positions.
+func (*horizonFrontier) Report(int64) {}
+
+func (f *horizonFrontier) Check(ctx context.Context) error {
+	return f.e.Positions.Check(ctx, f.opts.Table)
+}
+
+// Next runs the pending-end protocol from the state known before the
+// lease was taken (or kept) and the end read at the cycle's start. A
 // pending pair recorded by any holder is a valid claim (every position up
 // to its end was drawn by a transaction older than its horizon), so acting
 // on one read a moment earlier is safe.
@@ -47,60 +92,45 @@ type Holder struct {
 // four statements (end, horizon, check, advance) and the notification;
 // with xid.end_horizon and hwm.advance_notify (PostgreSQL) three, or two
 // when the end's own statement already saw the horizon pass.
-func (a *Advancer) cycleHorizon(ctx context.Context, s state, end int64, hr horizonRead) (bool, error) {
+func (f *horizonFrontier) Next(ctx context.Context, s Row, end End, m Marker) (Step, error) {
 	moved := false
-	if s.pendingEnd.Valid && s.pendingHorizon.Valid {
+	if s.PendingEnd.Valid && s.PendingHorizon.Valid {
 		// A pair recorded by this advancer during its lease belongs to this
 		// cluster: the foreign check is for pairs found in the row.
-		ok, err := a.horizonPassed(ctx, s.pendingHorizon.Int64, !a.ownPending)
+		ok, err := f.horizonPassed(ctx, s.PendingHorizon.Int64, !s.OwnPending)
 		if err != nil {
-			return false, err
+			return Step{}, err
 		}
 		switch ok {
 		case horizonPassed:
-			if s.pendingEnd.Int64 > s.mark {
-				if moved, err = a.advance(ctx, s.pendingEnd.Int64); err != nil || !moved {
-					return false, err
+			if s.PendingEnd.Int64 > s.Mark {
+				if moved, err = m.Advance(ctx, s.PendingEnd.Int64); err != nil || !moved {
+					return Step{Lost: true}, err
 				}
-				s.mark = s.pendingEnd.Int64
-			} else if err := a.clearPending(ctx); err != nil {
-				return false, err
+				s.Mark = s.PendingEnd.Int64
+			} else if err := m.ClearPending(ctx); err != nil {
+				return Step{}, err
 			}
 		case horizonWaiting:
-			if a.opts.Metrics != nil {
-				a.opts.Metrics.Observe(a.opts.Topic, s.mark, max(end, s.mark))
-			}
-			return false, nil
+			return Step{Mark: s.Mark}, nil
 		case horizonForeign:
 			// The horizon is not below a fresh id: the database moved to
 			// another cluster. Discard it and record the end afresh.
-			if err := a.clearPending(ctx); err != nil {
-				return false, err
+			if err := m.ClearPending(ctx); err != nil {
+				return Step{}, err
 			}
 		}
 	}
-	if end > s.mark {
-		m, err := a.advanceTo(ctx, end, hr)
+	if end.Pos > s.Mark {
+		adv, err := f.advanceTo(ctx, end, m)
 		if err != nil {
-			return moved, err
+			return Step{Moved: moved}, err
 		}
-		if m {
-			moved, s.mark = true, end
+		if adv {
+			moved, s.Mark = true, end.Pos
 		}
 	}
-	if a.opts.Metrics != nil {
-		a.opts.Metrics.Observe(a.opts.Topic, s.mark, max(end, s.mark))
-	}
-	return moved, nil
-}
-
-// horizonRead is what xid.end_horizon returned beside the end: the
-// horizon it took (valid: end was past the mark) and whether the
-// statement's own snapshot already showed nothing older in flight.
-type horizonRead struct {
-	valid   bool
-	horizon int64
-	passed  bool
+	return Step{Mark: s.Mark, Moved: moved}, nil
 }
 
 // endHorizon reads the end, takes the horizon when the end is past mark
@@ -111,66 +141,47 @@ type horizonRead struct {
 // taken: a pass is a pass of the fresh check too. Otherwise the fresh
 // check runs as before. The snapshot is cluster-wide (no privileges
 // needed): a transaction of another database makes the fresh check run.
-func (a *Advancer) endHorizon(ctx context.Context, mark int64) (int64, horizonRead, error) {
+func (f *horizonFrontier) endHorizon(ctx context.Context, mark int64) (End, error) {
 	var end int64
 	var horizon, oldest sql.NullInt64
-	err := a.e.QueryRow(ctx, a.e.DB, dialect.EndHorizon, map[string]string{"position_table": a.opts.PositionTable},
+	err := f.e.QueryRow(ctx, f.e.DB, dialect.EndHorizon, map[string]string{"position_table": f.opts.Table},
 		map[string]any{"mark": mark}).Scan(&end, &horizon, &oldest)
 	if err != nil {
-		return 0, horizonRead{}, fmt.Errorf("reading committed end and horizon of %s: %w", a.opts.PositionTable, err)
+		return End{}, fmt.Errorf("reading committed end and horizon of %s: %w", f.opts.Table, err)
 	}
 	if !horizon.Valid {
-		return end, horizonRead{}, nil
+		return End{Pos: end}, nil
 	}
-	return end, horizonRead{valid: true, horizon: horizon.Int64, passed: oldest.Valid && oldest.Int64 >= horizon.Int64}, nil
+	return End{Pos: end, horizon: horizonRead{valid: true, horizon: horizon.Int64, passed: oldest.Valid && oldest.Int64 >= horizon.Int64}}, nil
 }
 
 // advanceTo takes a transaction id as the horizon of end (read before it)
-// unless hr carries one, checks it at once (hr's pass saves the check), and
-// moves the mark to end when it passed, or records the pair as pending
-// when it did not.
-func (a *Advancer) advanceTo(ctx context.Context, end int64, hr horizonRead) (bool, error) {
+// unless end carries one, checks it at once (end's pass saves the check),
+// and moves the mark to end when it passed, or records the pair as
+// pending when it did not.
+func (f *horizonFrontier) advanceTo(ctx context.Context, end End, m Marker) (bool, error) {
+	hr := end.horizon
 	horizon := hr.horizon
 	if !hr.valid {
-		if err := a.e.QueryRow(ctx, a.e.DB, dialect.CurrentXID, nil, nil).Scan(&horizon); err != nil {
+		if err := f.e.QueryRow(ctx, f.e.DB, dialect.CurrentXID, nil, nil).Scan(&horizon); err != nil {
 			return false, fmt.Errorf("taking the horizon transaction id: %w", err)
 		}
 	}
 	st := horizonPassed
 	if hr.valid && hr.passed {
-		a.reportHolder(Holder{Scope: a.Scope()}, false)
+		f.reportHolder(Holder{Scope: f.Scope()}, false)
 	} else {
 		// The horizon was taken just now on this database: no foreign check.
 		var err error
-		if st, err = a.horizonPassed(ctx, horizon, false); err != nil {
+		if st, err = f.horizonPassed(ctx, horizon, false); err != nil {
 			return false, err
 		}
 	}
 	if st == horizonPassed {
-		return a.advance(ctx, end)
+		return m.Advance(ctx, end.Pos)
 	}
-	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMSetPending, nil, a.args(map[string]any{"pending_end": end, "pending_horizon": horizon}))
-	if err != nil {
-		a.lost()
-		return false, fmt.Errorf("recording pending end: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		a.lost() // the lease lapsed meanwhile
-		return false, nil
-	}
-	a.own.pendingEnd = sql.NullInt64{Int64: end, Valid: true}
-	a.own.pendingHorizon = sql.NullInt64{Int64: horizon, Valid: true}
-	a.ownPending = true
-	return false, nil
-}
-
-func (a *Advancer) clearPending(ctx context.Context) error {
-	if _, err := a.e.Exec(ctx, a.e.DB, dialect.HWMClearPending, nil, a.args(nil)); err != nil {
-		a.lost()
-		return err
-	}
-	a.own.pendingEnd, a.own.pendingHorizon, a.ownPending = sql.NullInt64{}, sql.NullInt64{}, false
-	return nil
+	_, err := m.SetPending(ctx, end.Pos, horizon)
+	return false, err
 }
 
 type horizonState int
@@ -183,26 +194,25 @@ const (
 
 // OldestHolder returns the oldest transaction that held the mark back at
 // the last horizon check, and false when none did (or no check ran yet).
-func (a *Advancer) OldestHolder() (Holder, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.holder, a.holder.XID != 0
+func (f *horizonFrontier) OldestHolder() (Holder, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.holder, f.holder.XID != 0
 }
 
-// Scope is the horizon this advancer uses now: ScopeDatabase when the
-// dialect has xid.oldest_holder and the server has not refused it, else
-// ScopeCluster.
-func (a *Advancer) Scope() Scope {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.clusterWide || !a.e.Has(dialect.OldestHolderXID) {
+// Scope is the horizon used now: ScopeDatabase when the dialect has
+// xid.oldest_holder and the server has not refused it, else ScopeCluster.
+func (f *horizonFrontier) Scope() Scope {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.clusterWide || !f.e.Has(dialect.OldestHolderXID) {
 		return ScopeCluster
 	}
 	return ScopeDatabase
 }
 
 // oldestHolderError marks a failure of xid.oldest_holder itself, the one
-// failure that sends the advancer to the cluster-wide horizon.
+// failure that sends the frontier to the cluster-wide horizon.
 type oldestHolderError struct{ err error }
 
 func (e *oldestHolderError) Error() string {
@@ -214,19 +224,19 @@ func (e *oldestHolderError) Unwrap() error { return e.err }
 // may have drawn a position of this database ended. xid.oldest_holder
 // refused by the server (privileges, a server without the catalog views or
 // functions) is not fatal: the cluster-wide check is always safe, only
-// slower to pass, so the advancer switches to it for good and says so.
-func (a *Advancer) horizonPassed(ctx context.Context, horizon int64, foreignCheck bool) (horizonState, error) {
-	scope := a.Scope()
-	st, err := a.checkHorizon(ctx, horizon, scope, foreignCheck)
+// slower to pass, so the frontier switches to it for good and says so.
+func (f *horizonFrontier) horizonPassed(ctx context.Context, horizon int64, foreignCheck bool) (horizonState, error) {
+	scope := f.Scope()
+	st, err := f.checkHorizon(ctx, horizon, scope, foreignCheck)
 	var ohe *oldestHolderError
-	if err != nil && scope == ScopeDatabase && ctx.Err() == nil && errors.As(err, &ohe) && a.refused(ohe.err) {
-		a.mu.Lock()
-		a.clusterWide = true
-		a.mu.Unlock()
-		a.opts.Logger.Warn("high-water mark: falling back to the cluster-wide transaction horizon; "+
+	if err != nil && scope == ScopeDatabase && ctx.Err() == nil && errors.As(err, &ohe) && f.refused(ohe.err) {
+		f.mu.Lock()
+		f.clusterWide = true
+		f.mu.Unlock()
+		f.opts.Logger.Warn("high-water mark: falling back to the cluster-wide transaction horizon; "+
 			"a transaction open in any database of the cluster now holds this mark",
-			"topic", a.opts.Topic, "statement", string(dialect.OldestHolderXID), "error", ohe.err)
-		st, err = a.checkHorizon(ctx, horizon, ScopeCluster, foreignCheck)
+			"topic", f.opts.Topic, "statement", string(dialect.OldestHolderXID), "error", ohe.err)
+		st, err = f.checkHorizon(ctx, horizon, ScopeCluster, foreignCheck)
 	}
 	return st, err
 }
@@ -235,11 +245,11 @@ func (a *Advancer) horizonPassed(ctx context.Context, horizon int64, foreignChec
 // as 42501 insufficient privilege, or 42883 for a missing function) from a
 // passing failure (a lost connection, a canceled or deadlocked statement),
 // after which the cycle fails as any other and the next one tries again.
-func (a *Advancer) refused(err error) bool {
+func (f *horizonFrontier) refused(err error) bool {
 	if sqlerr.Extract(err).SQLState == "" {
 		return false
 	}
-	switch a.e.Errors.Classify(err) {
+	switch f.e.Errors.Classify(err) {
 	case dialect.ErrConnectionLost, dialect.ErrQueryCanceled, dialect.ErrDeadlock,
 		dialect.ErrSerializationFailure, dialect.ErrLockTimeout:
 		return false
@@ -252,21 +262,21 @@ func (a *Advancer) refused(err error) bool {
 // horizon of another cluster. Each is a statement of its own (autocommit):
 // neither needs the other's snapshot, and a transaction around them would
 // cost two more round trips.
-func (a *Advancer) checkHorizon(ctx context.Context, horizon int64, scope Scope, foreignCheck bool) (horizonState, error) {
+func (f *horizonFrontier) checkHorizon(ctx context.Context, horizon int64, scope Scope, foreignCheck bool) (horizonState, error) {
 	h := Holder{Scope: scope}
 	if scope == ScopeDatabase {
 		var db sql.NullString
 		var since sql.NullTime
-		if err := a.e.QueryRow(ctx, a.e.DB, dialect.OldestHolderXID, nil, nil).Scan(&h.XID, &db, &since); err != nil {
+		if err := f.e.QueryRow(ctx, f.e.DB, dialect.OldestHolderXID, nil, nil).Scan(&h.XID, &db, &since); err != nil {
 			return 0, &oldestHolderError{err}
 		}
 		h.Database, h.Since = db.String, since.Time
-	} else if err := a.e.QueryRow(ctx, a.e.DB, dialect.OldestRunningXID, nil, nil).Scan(&h.XID); err != nil {
+	} else if err := f.e.QueryRow(ctx, f.e.DB, dialect.OldestRunningXID, nil, nil).Scan(&h.XID); err != nil {
 		return 0, fmt.Errorf("reading oldest running transaction: %w", err)
 	}
 	if foreignCheck {
 		var fresh int64
-		if err := a.e.QueryRow(ctx, a.e.DB, dialect.CurrentXID, nil, nil).Scan(&fresh); err != nil {
+		if err := f.e.QueryRow(ctx, f.e.DB, dialect.CurrentXID, nil, nil).Scan(&fresh); err != nil {
 			return 0, fmt.Errorf("reading a fresh transaction id: %w", err)
 		}
 		if horizon >= fresh {
@@ -274,22 +284,22 @@ func (a *Advancer) checkHorizon(ctx context.Context, horizon int64, scope Scope,
 		}
 	}
 	if h.XID >= horizon {
-		a.reportHolder(Holder{Scope: scope}, false)
+		f.reportHolder(Holder{Scope: scope}, false)
 		return horizonPassed, nil
 	}
-	a.reportHolder(h, true)
+	f.reportHolder(h, true)
 	return horizonWaiting, nil
 }
 
-func (a *Advancer) reportHolder(h Holder, held bool) {
-	a.mu.Lock()
+func (f *horizonFrontier) reportHolder(h Holder, held bool) {
+	f.mu.Lock()
 	if held {
-		a.holder = h
+		f.holder = h
 	} else {
-		a.holder = Holder{}
+		f.holder = Holder{}
 	}
-	a.mu.Unlock()
-	if hm, ok := a.opts.Metrics.(HolderMetrics); ok {
-		hm.Holding(a.opts.Topic, h, held)
+	f.mu.Unlock()
+	if f.opts.OnHolder != nil {
+		f.opts.OnHolder(h, held)
 	}
 }

@@ -1,0 +1,142 @@
+package hwm
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+)
+
+// The mark row's reads and writes under the lease: the advancer's own, and
+// the frontier's through marker.
+
+type state struct {
+	mark           int64
+	pendingEnd     sql.NullInt64
+	pendingHorizon sql.NullInt64
+	owner          sql.NullString
+}
+
+func (a *Advancer) args(extra map[string]any) map[string]any {
+	m := map[string]any{"topic": a.opts.Topic, "owner": a.opts.Owner, "lease_millis": a.opts.Lease.Milliseconds()}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+// read reads the topic's mark row through the engine's one reader.
+func (a *Advancer) read(ctx context.Context, q engine.Querier) (state, error) {
+	r, err := a.e.ReadMarkRow(ctx, q, a.opts.Topic)
+	if errors.Is(err, sql.ErrNoRows) {
+		return state{}, fmt.Errorf("high-water mark row of topic %s is missing", a.opts.Topic)
+	}
+	return state{mark: r.Mark, pendingEnd: r.PendingEnd, pendingHorizon: r.PendingHorizon, owner: r.Owner}, err
+}
+
+// acquire takes or renews the lease in its own short transaction.
+func (a *Advancer) acquire(ctx context.Context) (bool, error) {
+	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMAcquire, nil, a.args(nil))
+	if err != nil {
+		return false, fmt.Errorf("acquiring high-water-mark lease: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (a *Advancer) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, _ = a.e.Exec(ctx, a.e.DB, dialect.HWMRelease, nil, map[string]any{"topic": a.opts.Topic, "owner": a.opts.Owner})
+}
+
+// marker is the Advancer as the frontier's position.Marker: the writes of
+// the mark row under the lease, keeping what the advancer knows of the row
+// (own) true.
+type marker Advancer
+
+func (m *marker) Advance(ctx context.Context, mark int64) (bool, error) {
+	return (*Advancer)(m).advance(ctx, mark)
+}
+
+// SetPending records the pair end/horizon as pending; false when the lease
+// lapsed meanwhile.
+func (m *marker) SetPending(ctx context.Context, end, horizon int64) (bool, error) {
+	a := (*Advancer)(m)
+	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMSetPending, nil, a.args(map[string]any{"pending_end": end, "pending_horizon": horizon}))
+	if err != nil {
+		a.lost()
+		return false, fmt.Errorf("recording pending end: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		a.lost()
+		return false, nil
+	}
+	a.own.pendingEnd = sql.NullInt64{Int64: end, Valid: true}
+	a.own.pendingHorizon = sql.NullInt64{Int64: horizon, Valid: true}
+	a.ownPending = true
+	return true, nil
+}
+
+func (m *marker) ClearPending(ctx context.Context) error {
+	a := (*Advancer)(m)
+	if _, err := a.e.Exec(ctx, a.e.DB, dialect.HWMClearPending, nil, a.args(nil)); err != nil {
+		a.lost()
+		return err
+	}
+	a.own.pendingEnd, a.own.pendingHorizon, a.ownPending = sql.NullInt64{}, sql.NullInt64{}, false
+	return nil
+}
+
+// advance writes the mark and notifies other processes: with
+// hwm.advance_notify in one statement, else HWMAdvance and, after it
+// committed, HWMNotify.
+func (a *Advancer) advance(ctx context.Context, mark int64) (bool, error) {
+	folded := a.e.Has(dialect.HWMAdvanceNotify)
+	n, err := a.writeMark(ctx, mark, folded)
+	if err != nil {
+		a.lost()
+		return false, err
+	}
+	if n == 1 {
+		// The statement also cleared the pending pair.
+		a.own.mark, a.own.pendingEnd, a.own.pendingHorizon = mark, sql.NullInt64{}, sql.NullInt64{}
+		a.observe(mark)
+		if !folded && a.e.Has(dialect.HWMNotify) {
+			_, _ = a.e.Exec(ctx, a.e.DB, dialect.HWMNotify, nil, a.args(nil))
+		}
+		return true, nil
+	}
+	// The lease lapsed, or another holder moved the mark at least as far:
+	// read the row again next time.
+	a.lost()
+	return false, nil
+}
+
+// writeMark runs the mark's write and returns how many rows it moved (1:
+// moved, 0: the lease lapsed or the mark is already there).
+func (a *Advancer) writeMark(ctx context.Context, mark int64, folded bool) (int64, error) {
+	args := a.args(map[string]any{"mark": mark})
+	if folded {
+		// Only the lease holder writes (an acquire through Exec came
+		// first), so a read-only engine never gets here.
+		var notified sql.NullString
+		err := a.e.QueryRow(ctx, a.e.DB, dialect.HWMAdvanceNotify, nil, args).Scan(&notified)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("advancing high-water mark: %w", err)
+		}
+		return 1, nil
+	}
+	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMAdvance, nil, args)
+	if err != nil {
+		return 0, fmt.Errorf("advancing high-water mark: %w", err)
+	}
+	return res.RowsAffected()
+}
