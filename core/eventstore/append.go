@@ -85,11 +85,11 @@ func (s *Store) appendAlone(ctx context.Context, streams []Stream, afterTransien
 		case conflict && ce.Expected == Any && anyLost < anyRetries:
 			anyLost++ // an Any append only lost the race for the next sequence number
 			continue
-		case !conflict && s.transient(err) && s.retry.again(transients, first) && ctx.Err() == nil:
+		case !conflict && s.transient(err) && s.retry.Again(transients, first) && ctx.Err() == nil:
 			if s.retry.OnRetry != nil {
 				s.retry.OnRetry(transients, err)
 			}
-			if berr := s.retry.backoff(ctx, transients); berr != nil {
+			if berr := s.retry.Backoff(ctx, transients); berr != nil {
 				return Appended{}, s.dbErr(err)
 			}
 			transients++

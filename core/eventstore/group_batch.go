@@ -44,11 +44,11 @@ func (s *Store) appendBatch(ctx context.Context, batch []*pending) {
 		case err == nil:
 			s.settle(ctx, batch, afterTransient)
 			return
-		case s.transient(err) && s.retry.again(transients, first):
+		case s.transient(err) && s.retry.Again(transients, first):
 			if s.retry.OnRetry != nil {
 				s.retry.OnRetry(transients, err)
 			}
-			_ = s.retry.backoff(ctx, transients) // ctx is never cancelled
+			_ = s.retry.Backoff(ctx, transients) // ctx is never cancelled
 			afterTransient = true
 			continue
 		case s.transient(err):

@@ -3,9 +3,6 @@ package eventstore
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"math/rand/v2"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -13,97 +10,23 @@ import (
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
 )
 
-// Retry is how transient database errors (sqlerr.IsTransient: deadlock,
-// serialization or Galera certification failure, lock timeout, connection
-// lost) are retried: up to Attempts tries in all, none started after
-// Budget, sleeping a random time in
-// [0, min(Max, Initial·2^n)] before try n+1 ("full jitter": competing
-// writers that failed together do not retry together).
-type Retry struct {
-	// Attempts is the number of tries, the first included; 1 turns retries
-	// off. Default 100: the tries are not independent, so the budget is
-	// sized in time (see Budget), and Attempts is only its backstop. On a
-	// 3-node Galera cluster written through every node (8 writers, load
-	// 8-10 on 2 cores) the node whose commits certify first wins again
-	// and again while the others' transactions on the counter row are
-	// aborted by its write sets (2/3 brute-force aborts, 1/3 certification
-	// failures; waiting for the node to apply them, wsrep_sync_wait=2,
-	// changed nothing): with unbounded tries one append took 48 tries and
-	// 4.4 s (42 and 3.6 s in a second run), and with the old default of 10
-	// tries (~0.3-0.7 s of backoff) 0.9-2.1 % of appends failed. 100 tries
-	// with backoff capped at Max (200ms) last about 10 s: twice the
-	// longest run measured. A lone server, or Galera written through one
-	// node, needs only a few (0 retries measured there), so the bound only
-	// costs time when the cluster starves a writer.
-	Attempts int
-	// Budget bounds the time spent trying: no new try starts once Budget
-	// has passed since the first one began. Default 10 s, the same twice
-	// the longest Galera starvation measured. It is what keeps a slow
-	// transient error cheap where Attempts alone would not: a lock wait
-	// timeout (InnoDB waits 50 s) is not tried again at all, instead of up
-	// to 100 times, and a server that is down is reported after ~10 s.
-	// The caller's ctx deadline bounds it further.
-	Budget time.Duration
-	// Initial is the first backoff's ceiling; default 2ms (about one
-	// append's round trips on a LAN).
-	Initial time.Duration
-	// Max caps every backoff; default 200ms.
-	Max time.Duration
-	// OnRetry, when set, is called before each retry with the number of
-	// the try that failed (0 for the first) and its error: a place to
-	// count the rate of transient errors (it runs on the appending
-	// goroutine, so it must be quick).
-	OnRetry func(attempt int, err error)
-}
+// Retry is how Append, AppendTx's RetryTx and group commit retry transient
+// database errors: the core's one policy (engine.TransientRetry; see it for
+// the fields). On a 3-node Galera cluster written through every node the
+// default outlasts twice the longest starvation measured
+// (docs/deployments.md).
+type Retry = engine.TransientRetry
 
-// DefaultRetry is the policy Append uses unless WithRetry says otherwise.
-var DefaultRetry = Retry{Attempts: 100, Budget: 10 * time.Second, Initial: 2 * time.Millisecond, Max: 200 * time.Millisecond}
-
-func (r Retry) withDefaults() Retry {
-	if r.Attempts <= 0 {
-		r.Attempts = DefaultRetry.Attempts
-	}
-	if r.Budget <= 0 {
-		r.Budget = DefaultRetry.Budget
-	}
-	if r.Initial <= 0 {
-		r.Initial = DefaultRetry.Initial
-	}
-	if r.Max <= 0 {
-		r.Max = DefaultRetry.Max
-	}
-	return r
-}
-
-// again tells whether try attempt+1 (attempt counts from 0) may start,
-// the first try having started at first.
-func (r Retry) again(attempt int, first time.Time) bool {
-	return attempt+1 < r.Attempts && time.Since(first) < r.Budget
-}
-
-// backoff sleeps before try attempt+1 (attempt counts from 0), or returns
-// ctx's error when ctx ends first.
-func (r Retry) backoff(ctx context.Context, attempt int) error {
-	ceiling := r.Initial << min(attempt, 20)
-	if ceiling > r.Max || ceiling <= 0 {
-		ceiling = r.Max
-	}
-	t := time.NewTimer(rand.N(ceiling) + 1)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// DefaultRetry is the policy Append uses unless WithRetry says otherwise
+// (engine.DefaultTransientRetry).
+var DefaultRetry = engine.DefaultTransientRetry
 
 // Option configures a Store (see New).
 type Option func(*Store)
 
 // WithRetry sets how Append retries transient errors (see Retry). A zero
 // field takes DefaultRetry's value; Attempts 1 turns retries off.
-func WithRetry(r Retry) Option { return func(s *Store) { s.retry = r.withDefaults() } }
+func WithRetry(r Retry) Option { return func(s *Store) { s.retry = r.WithDefaults() } }
 
 // transient classifies err with the dialect's rules and tells whether a
 // new try may succeed.
@@ -219,20 +142,7 @@ func class40(err error) bool {
 
 func retryTx(ctx context.Context, r Retry, begin func(context.Context) (*sql.Tx, error),
 	transient func(error) bool, fn func(tx *sql.Tx) error) error {
-	r = r.withDefaults()
-	first := time.Now()
-	for attempt := 0; ; attempt++ {
-		err := runTx(ctx, begin, fn)
-		if err == nil || !transient(err) || !r.again(attempt, first) || ctx.Err() != nil {
-			return err
-		}
-		if r.OnRetry != nil {
-			r.OnRetry(attempt, err)
-		}
-		if berr := r.backoff(ctx, attempt); berr != nil {
-			return errors.Join(err, berr)
-		}
-	}
+	return r.Do(ctx, transient, func() error { return runTx(ctx, begin, fn) })
 }
 
 func runTx(ctx context.Context, begin func(context.Context) (*sql.Tx, error), fn func(tx *sql.Tx) error) error {

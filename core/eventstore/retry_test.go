@@ -117,7 +117,7 @@ func TestRetryTxStopsAtAPermanentError(t *testing.T) {
 // old default, slept about 0.33 s.
 func TestDefaultRetryOutlastsMeasuredStarvation(t *testing.T) {
 	const longestMeasured = 4400 * time.Millisecond
-	r := DefaultRetry.withDefaults()
+	r := DefaultRetry.WithDefaults()
 	var expected time.Duration
 	for attempt := 0; attempt+1 < r.Attempts; attempt++ {
 		ceiling := r.Initial << min(attempt, 20)
