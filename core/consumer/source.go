@@ -51,6 +51,11 @@ type Source interface {
 	// Restore decodes a copy made by Copy back into the message; partition,
 	// position and key come from the undelivered row.
 	Restore(partition int, position int64, key, copy string) (Message, error)
+	// OnePositionSpace tells whether the partitions share one sequence of
+	// positions (a log's global positions): a skip of a position then
+	// holds in every partition, and a source that wraps another keeps its
+	// answer by embedding it.
+	OnePositionSpace() bool
 }
 
 // MarkedReader is a Source whose reads also return the mark they were read
@@ -80,6 +85,10 @@ type EventStoreSource struct {
 
 // Name is the event store's topic, engine.EventStoreTopic.
 func (s EventStoreSource) Name() string { return engine.EventStoreTopic }
+
+// OnePositionSpace is true: the event store's partitions share its global
+// positions, so a skip there holds in every partition.
+func (s EventStoreSource) OnePositionSpace() bool { return true }
 
 // Partitions is the engine's partition count.
 func (s EventStoreSource) Partitions() int { return s.Store.Engine().Partitions }

@@ -31,6 +31,9 @@ type CaptureSource struct {
 // checkpoints.
 func (s CaptureSource) Name() string { return s.Topic.Name() }
 
+// OnePositionSpace is true: the topic's partitions share its positions.
+func (s CaptureSource) OnePositionSpace() bool { return true }
+
 // Partitions is the engine's partition count: the topic stamps a message's
 // partition from its key among the engine's partitions at publish.
 func (s CaptureSource) Partitions() int { return s.Topic.Partitions() }

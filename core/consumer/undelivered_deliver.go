@@ -10,7 +10,6 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
-	"github.com/tidemarkdb/tidemark/core/topic"
 )
 
 // keyRef is a key within a source's partition: what an undelivered row
@@ -87,16 +86,6 @@ func (r *Runner) cleanSkips(ctx context.Context, s Source, sk []Skip, rows []Und
 	})
 }
 
-// onePositionSpace tells whether a source's partitions share one position
-// space (the event store, the capture topic): a skip there holds in every
-// partition. Another source says so with a OnePositionSpace method.
-func onePositionSpace(s Source) bool {
-	if o, ok := s.(interface{ OnePositionSpace() bool }); ok {
-		return o.OnePositionSpace()
-	}
-	return s.Name() == engine.EventStoreTopic || s.Name() == topic.CaptureTopic
-}
-
 // skipped tells whether a skip holds for key at (source, partition,
 // position).
 func (r *Runner) skipped(source string, partition int, position int64, key string) bool {
@@ -104,7 +93,7 @@ func (r *Runner) skipped(source string, partition int, position int64, key strin
 	r.dmu.Lock()
 	defer r.dmu.Unlock()
 	for _, k := range r.skips[source] {
-		if k.Position == position && (k.EveryKey || k.Key == key) && (k.Partition == partition || s != nil && onePositionSpace(s)) {
+		if k.Position == position && (k.EveryKey || k.Key == key) && (k.Partition == partition || s != nil && s.OnePositionSpace()) {
 			return true
 		}
 	}

@@ -16,6 +16,6 @@ func ansiTopicStatements() map[StatementID]string {
 		TopicFirstSince:     `SELECT MIN(global_position) FROM ` + rec + ` WHERE global_position > #{after} AND occurred_at >= #{cutoff}`,
 		TopicCount:          `SELECT COUNT(*) FROM ` + rec + ` WHERE global_position > #{after} AND global_position <= #{upto}`,
 		TopicPositions:      `SELECT global_position FROM ` + rec + ` WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
-		TopicCheckpoints:    `SELECT * FROM ${consumer_checkpoints_table} WHERE source_name = #{topic}`,
+		TopicCheckpoints:    `SELECT consumer_id, position FROM ${consumer_checkpoints_table} WHERE source_name = #{topic}`,
 	}
 }

@@ -42,12 +42,10 @@ const (
 	// TopicPositions returns the global_position of the rows in (#{after},
 	// #{upto}], in position order, at most #{limit} rows.
 	TopicPositions StatementID = "topic.positions"
-	// TopicCheckpoints returns every checkpoint row on source #{topic} in
-	// ${consumer_checkpoints_table}, with at least the columns consumer_id
-	// and position, which the core reads by name (any letter case): the
-	// ANSI form is SELECT *, because POSITION is a reserved word on some
-	// engines (Firebird's DDL quotes it) and the column's name cannot be
-	// written portably. A few rows per consumer and partition.
+	// TopicCheckpoints returns (consumer_id, position) of every checkpoint
+	// row on source #{topic} in ${consumer_checkpoints_table}; a dialect
+	// where POSITION is reserved quotes it, as in its checkpoint
+	// statements. A few rows per consumer and partition.
 	TopicCheckpoints StatementID = "topic.checkpoints"
 )
 

@@ -17,8 +17,8 @@ const (
 	// OpWrite is a write of the core's own bookkeeping (consumer rows,
 	// checkpoints, undelivered messages, skips), at an append's isolation.
 	OpWrite
-	OpHWM                     // the high-water-mark advancer's transactions
-	OpRead                    // a read spanning several statements
+	OpHWM  // the high-water-mark advancer's transactions
+	OpRead // a read spanning several statements
 )
 
 var isolationLevels = map[dialect.IsolationLevel]sql.IsolationLevel{

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
@@ -162,30 +161,13 @@ func (t *Topic) beyondNewest(ctx context.Context, q engine.Querier, start, mark,
 // slowestCheckpoint reads CONSUMER_CHECKPOINTS for source = the topic:
 // held is false when no consumer is subscribed. A consumer with a row
 // without a position, or without a row for every partition, has recorded
-// nothing somewhere and holds the whole topic (slowest 0). Rows are read
-// by column name (see dialect.TopicCheckpoints) and folded here.
+// nothing somewhere and holds the whole topic (slowest 0).
 func (t *Topic) slowestCheckpoint(ctx context.Context, q engine.Querier) (holder string, slowest int64, held bool, err error) {
 	rows, err := t.e.Query(ctx, q, dialect.TopicCheckpoints, nil, map[string]any{"topic": t.name})
 	if err != nil {
 		return "", 0, false, fmt.Errorf("retention of %s: reading checkpoints: %w", t.name, err)
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return "", 0, false, t.e.Errors.Wrap(err)
-	}
-	idCol, posCol := -1, -1
-	for i, c := range cols {
-		switch strings.ToLower(c) {
-		case "consumer_id":
-			idCol = i
-		case "position":
-			posCol = i
-		}
-	}
-	if idCol < 0 || posCol < 0 {
-		return "", 0, false, fmt.Errorf("retention of %s: %s returns columns %v, without consumer_id and position", t.name, dialect.TopicCheckpoints, cols)
-	}
 	type consumer struct {
 		rows    int
 		slowest int64 // 0: a row without a position
@@ -193,14 +175,9 @@ func (t *Topic) slowestCheckpoint(ctx context.Context, q engine.Querier) (holder
 	seen := map[string]*consumer{}
 	var order []string
 	for rows.Next() {
-		dest := make([]any, len(cols))
 		var id anyText
 		var pos sql.NullInt64
-		for i := range dest {
-			dest[i] = new(any)
-		}
-		dest[idCol], dest[posCol] = &id, &pos
-		if err := rows.Scan(dest...); err != nil {
+		if err := rows.Scan(&id, &pos); err != nil {
 			return "", 0, false, t.e.Errors.Wrap(err)
 		}
 		c := seen[string(id)]

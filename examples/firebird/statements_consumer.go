@@ -13,6 +13,7 @@ func consumerStatements() map[dialect.StatementID]string {
 		dialect.CheckpointInsert: `INSERT INTO ${consumer_checkpoints_table} (consumer_id, source_name, partition_no, "POSITION", incomplete_through, replay_through, epoch) ` +
 			`VALUES (#{consumer_id}, #{source_name}, #{partition_no}, NULL, NULL, NULL, #{epoch})`,
 		dialect.CheckpointRead:    `SELECT source_name, partition_no, "POSITION", epoch FROM ${consumer_checkpoints_table} WHERE consumer_id = #{consumer_id}`,
+		dialect.TopicCheckpoints:  `SELECT consumer_id, "POSITION" FROM ${consumer_checkpoints_table} WHERE source_name = #{topic}`,
 		dialect.CheckpointReadOne: `SELECT "POSITION", epoch FROM ${consumer_checkpoints_table} WHERE consumer_id = #{consumer_id} AND source_name = #{source_name} AND partition_no = #{partition_no}`,
 		dialect.CheckpointAdvance: `UPDATE ${consumer_checkpoints_table} SET "POSITION" = #{position}, epoch = #{epoch} ` +
 			`WHERE consumer_id = #{consumer_id} AND source_name = #{source_name} AND partition_no = #{partition_no} ` +
