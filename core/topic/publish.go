@@ -3,7 +3,6 @@ package topic
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/log"
 	"github.com/tidemarkdb/tidemark/core/log/position"
+	"github.com/tidemarkdb/tidemark/internal/jsonvalid"
 )
 
 // PartitionKey is the partition of a message key among n partitions: the
@@ -138,7 +138,7 @@ func checkMessage(i int, m Message) error {
 		if err := checkText(i, f.name, string(f.b)); err != nil {
 			return err
 		}
-		if !json.Valid(f.b) {
+		if !jsonvalid.Valid(f.b) {
 			return &InvalidMessageError{Index: i, Field: f.name, Reason: "is not a JSON document"}
 		}
 	}
