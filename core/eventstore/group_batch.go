@@ -197,9 +197,8 @@ func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, co
 // the insert computes (RowInsert.NextSequence), with no read: one event in
 // the whole batch, appended with Any, where the insert draws positions.
 // A stream with more events is read once instead, as a lone append does: a
-// subquery per row made a batch of 4 callers × 100 events on PostgreSQL
-// take ~190 ms (1,266 events/s against 26,900 without group commit), the
-// insert of 400 computed rows costing far more than one version read.
+// subquery per row costs far more than one version read once a batch holds
+// hundreds of rows (figures in docs/performance.md).
 func (s *Store) computedStreams(batch []*pending) map[string]bool {
 	if !s.positions.Draws() || s.e.Cat.EventInsert.NextSequence == "" {
 		return nil
