@@ -61,7 +61,7 @@ or an explicit --insecure-http.`,
 				mode = engine.Config{ReadOnly: true}
 			}
 			return withOperator(cmd.Context(), &s, mode, func(op *consumer.Operator) error {
-				return serveConsole(cmd.Context(), op, f, loopback, cmd.OutOrStdout())
+				return serveConsole(cmd.Context(), op, f, loopback, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			})
 		},
 	}
@@ -94,9 +94,10 @@ func checkListen(f serveFlags) (loopback bool, err error) {
 	return false, nil
 }
 
-// serveConsole serves the console on op until ctx ends.
-func serveConsole(ctx context.Context, op *consumer.Operator, f serveFlags, loopback bool, out io.Writer) error {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+// serveConsole serves the console on op until ctx ends: the address on
+// out, the audit lines on logOut.
+func serveConsole(ctx context.Context, op *consumer.Operator, f serveFlags, loopback bool, out, logOut io.Writer) error {
+	logger := slog.New(slog.NewTextHandler(logOut, nil))
 	srv, err := console.New(op, console.Options{ReadOnly: f.readOnly, Token: f.token, InsecureHTTP: !loopback && f.tlsCert == "",
 		LoopbackOnly: loopback, Refresh: f.refresh, Sources: consoleSources(op.Engine()), Logger: logger})
 	if err != nil {
