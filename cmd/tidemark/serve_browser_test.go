@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/spf13/cobra"
 
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/consumer"
@@ -232,10 +233,16 @@ func advanceTo(t *testing.T, ctx context.Context, e *engine.Engine, store *event
 // and returns its address and its audit log.
 func startServe(t *testing.T, ctx context.Context, db *harness.Database, eng string) (string, *syncBuffer) {
 	t.Helper()
+	return startConsole(t, ctx, consoleServeCmd(), "--dialect", eng, "--dsn", db.DSN, "--driver", db.DriverName, "--listen", "127.0.0.1:0", "--refresh", "0")
+}
+
+// startConsole runs cmd, a command that serves the console, until ctx
+// ends and returns the address it printed and its log.
+func startConsole(t *testing.T, ctx context.Context, cmd *cobra.Command, args ...string) (string, *syncBuffer) {
+	t.Helper()
 	out, w := io.Pipe()
 	audit := &syncBuffer{}
-	cmd := consoleServeCmd()
-	cmd.SetArgs([]string{"--dialect", eng, "--dsn", db.DSN, "--driver", db.DriverName, "--listen", "127.0.0.1:0", "--refresh", "0"})
+	cmd.SetArgs(args)
 	cmd.SetOut(w)
 	cmd.SetErr(audit)
 	done := make(chan error, 1)
@@ -249,15 +256,20 @@ func startServe(t *testing.T, ctx context.Context, db *harness.Database, eng str
 			t.Errorf("serve: %v", err)
 		}
 	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	go func() { _, _ = io.Copy(io.Discard, out) }()
-	if err != nil {
-		t.Fatalf("serve did not start: %v\n%s", err, audit)
+	lines := bufio.NewReader(out)
+	var line string
+	var err error
+	for !strings.HasPrefix(line, "tidemark console on ") && err == nil {
+		line, err = lines.ReadString('\n')
 	}
-	_, rest, ok := strings.Cut(line, " on ")
+	go func() { _, _ = io.Copy(io.Discard, lines) }()
+	if err != nil {
+		t.Fatalf("the console did not start: %v\n%s", err, audit)
+	}
+	_, rest, _ := strings.Cut(line, " on ")
 	addr, _, _ := strings.Cut(rest, " ")
-	if !ok || !strings.HasPrefix(addr, "http://127.0.0.1:") {
-		t.Fatalf("serve said %q", line)
+	if !strings.HasPrefix(addr, "http://127.0.0.1:") {
+		t.Fatalf("the console said %q", line)
 	}
 	return strings.TrimSuffix(addr, "/"), audit
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tidemarkdb/tidemark/internal/console"
@@ -45,6 +49,29 @@ func TestServeRefusesUnsafeListen(t *testing.T) {
 		loopback, err := checkListen(c.f)
 		if err != nil || loopback != c.want {
 			t.Errorf("checkListen(%+v) = %v, %v; want %v, nil", c.f, loopback, err, c.want)
+		}
+	}
+}
+
+// TestDemoServe: `tidemark demo --serve` runs the demo, then serves the
+// console on the demo's database: its consumer is listed RUNNING and
+// /healthz answers ok.
+func TestDemoServe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	base, _ := startConsole(t, ctx, demoCmd(), "--serve", "--listen", "127.0.0.1:0")
+	for path, want := range map[string]string{
+		"/consumers": `data-role="state">RUNNING`,
+		"/healthz":   `"ok":true`,
+	} {
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK || !strings.Contains(string(b), want) {
+			t.Errorf("GET %s: %d, %v, want %s in\n%s", path, res.StatusCode, err, want, b)
 		}
 	}
 }
