@@ -131,8 +131,13 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "console: bad form", http.StatusBadRequest)
 		return
 	}
-	if !s.sameOrigin(r) || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.csrf)) != 1 {
-		s.opts.Logger.Warn("console: action refused: CSRF check failed", "remote", r.RemoteAddr, "action", r.PostFormValue("action"))
+	if !s.sameOrigin(r) {
+		s.opts.Logger.Warn("console: action refused: another origin", "remote", r.RemoteAddr, "origin", r.Header.Get("Origin"), "action", r.PostFormValue("action"))
+		http.Error(w, "console: the form was sent from another origin than this console's", http.StatusForbidden)
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(s.csrf)) != 1 {
+		s.opts.Logger.Warn("console: action refused: CSRF token missing or wrong", "remote", r.RemoteAddr, "action", r.PostFormValue("action"))
 		http.Error(w, "console: the form's CSRF token is missing or stale: reload the page and try again", http.StatusForbidden)
 		return
 	}
