@@ -83,7 +83,7 @@ func testConsolePages(t T, env *Env) {
 		t.Fatalf("GET /metrics: %d, %v:\n%s", code, err, body)
 	}
 	got := map[string]float64{}
-	for _, name := range []string{"tidemark_hwm_mark", "tidemark_consumer_undelivered"} {
+	for _, name := range []string{"tidemark_hwm_mark", "tidemark_hwm_lag", "tidemark_consumer_undelivered"} {
 		for _, m := range families[name].GetMetric() {
 			labels := []string{name}
 			for _, l := range m.GetLabel() {
@@ -94,6 +94,11 @@ func testConsolePages(t T, env *Env) {
 	}
 	if v := got["tidemark_hwm_mark "+engine.EventStoreTopic]; v < float64(pos) {
 		t.Errorf("tidemark_hwm_mark %v, want at least %d; series %v", v, pos, got)
+	}
+	// The committed end read through the dialect's position strategy: the
+	// event is committed and below the mark, so nothing is handed out above.
+	if v, ok := got["tidemark_hwm_lag "+engine.EventStoreTopic]; !ok || v != 0 {
+		t.Errorf("tidemark_hwm_lag %v, %v, want 0; series %v", v, ok, got)
 	}
 	if v := got["tidemark_consumer_undelivered account-summary projection DEAD_LETTER"]; v != 1 {
 		t.Errorf("dead letters %v, want 1; series %v", v, got)

@@ -228,6 +228,9 @@ func TestMetricsParse(t *testing.T) {
 	if v, ok := value("tidemark_hwm_mark", map[string]string{"tidemark_topic": engine.EventStoreTopic}); !ok || v != 2 {
 		t.Errorf("tidemark_hwm_mark{events} = %v, %v; want 2", v, ok)
 	}
+	if v, ok := value("tidemark_hwm_lag", map[string]string{"tidemark_topic": engine.EventStoreTopic}); !ok || v != 0 {
+		t.Errorf("tidemark_hwm_lag{event-store} = %v, %v; want 0 (every position handed out is below the mark)", v, ok)
+	}
 	if v, ok := value("tidemark_consumer_undelivered", map[string]string{"tidemark_consumer_name": "dead-letters", "tidemark_status": "DEAD_LETTER"}); !ok || v != 1 {
 		t.Errorf("dead letters = %v, %v; want 1", v, ok)
 	}

@@ -19,10 +19,20 @@ import (
 // sources add to them.
 var knownTopics = []string{engine.EventStoreTopic, topic.CaptureTopic}
 
+// positionObjects are the position objects of the topics whose committed
+// end the console can read.
+var positionObjects = map[string]engine.PositionObject{
+	engine.EventStoreTopic: engine.EventStorePositions,
+	topic.CaptureTopic:     engine.CapturePositions,
+}
+
 // topicView is one topic's mark row.
 type topicView struct {
-	Name       string
-	Mark       int64
+	Name string
+	Mark int64
+	// End is the committed end: the highest position handed out (nil for a
+	// topic whose position object the console does not know).
+	End        *int64
 	PendingEnd *int64
 	// Rate is the mark's advance per second since the previous look.
 	Rate *float64
@@ -111,6 +121,14 @@ func (s *Server) topics(ctx context.Context, list []consumer.ConsumerStatus) ([]
 		if row.PendingEnd.Valid {
 			v := row.PendingEnd.Int64
 			t.PendingEnd = &v
+		}
+		if obj, ok := positionObjects[n]; ok && e.Names.Shared[obj.Placeholder] != "" {
+			end, err := e.Positions.CommittedEnd(ctx, e.DB, e.Names.Shared[obj.Placeholder])
+			if err != nil {
+				return nil, err
+			}
+			end = max(end, row.Mark)
+			t.End = &end
 		}
 		s.seeMark(n, row.Mark, t.PendingEnd)
 		out = append(out, t)

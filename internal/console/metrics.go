@@ -19,6 +19,8 @@ import (
 var (
 	descMark = prometheus.NewDesc("tidemark_hwm_mark", "The topic's high-water mark.",
 		[]string{"tidemark_topic"}, nil)
+	descHWMLag = prometheus.NewDesc("tidemark_hwm_lag", "The highest position handed out minus the high-water mark.",
+		[]string{"tidemark_topic"}, nil)
 	descLag = prometheus.NewDesc("tidemark_consumer_lag", "The source's high-water mark minus the partition's checkpoint.",
 		[]string{"tidemark_consumer_type", "tidemark_consumer_name", "tidemark_source", "tidemark_partition"}, nil)
 	descCheckpoint = prometheus.NewDesc("tidemark_consumer_checkpoint", "The partition's checkpoint (0 while none is recorded).",
@@ -35,7 +37,7 @@ var (
 type snapshot []prometheus.Metric
 
 func (snapshot) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descMark, descLag, descCheckpoint, descState, descEpoch, descUndelivered} {
+	for _, d := range []*prometheus.Desc{descMark, descHWMLag, descLag, descCheckpoint, descState, descEpoch, descUndelivered} {
 		ch <- d
 	}
 }
@@ -75,6 +77,9 @@ func collect(topics []topicView, list []consumer.ConsumerStatus) snapshot {
 	}
 	for _, t := range topics {
 		gauge(descMark, float64(t.Mark), t.Name)
+		if t.End != nil {
+			gauge(descHWMLag, float64(*t.End-t.Mark), t.Name)
+		}
 	}
 	for _, c := range list {
 		gauge(descState, 1, c.Type, c.Name, string(c.State), string(c.HaltReason))
