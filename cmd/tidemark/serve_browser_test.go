@@ -25,6 +25,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/core/lease"
 	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
@@ -101,8 +102,23 @@ func consoleInBrowser(t *testing.T, prov *harness.Provider, eng, chrome string) 
 		last = ap.Positions[0]
 	}
 	advanceTo(t, ctx, e, store, last)
+	// The application holds its partitions under leases, so the leases
+	// page and the overview's instances have something to show.
+	coord, err := lease.New(e, lease.Options{HostName: "app-1", HeartbeatInterval: 500 * time.Millisecond,
+		LeaseDuration: testtime.D(10 * time.Second), RebalanceInterval: 500 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coordDone := make(chan error, 1)
+	go func() { coordDone <- coord.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-coordDone; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("lease coordinator: %v", err)
+		}
+	}()
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: poisonRef.Type, Name: poisonRef.Name,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: store}}, Handler: app.handle,
+		Sources: []consumer.Source{consumer.EventStoreSource{Store: store}}, Handler: app.handle, Leases: coord,
 		Retry: consumer.RetryPolicy{MaxAttempts: 1}, OnError: consumer.PolicyHalt,
 		PollInterval: 20 * time.Millisecond, EmptySaveInterval: time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -153,6 +169,10 @@ func consoleInBrowser(t *testing.T, prov *harness.Provider, eng, chrome string) 
 		t.Errorf("the dead-letter page shows reason %q and payload %q, want the texts as text", failure, payload)
 	}
 	shoot(t, b, shots, "dead-letters")
+	waitPage(t, b, base+"/leases", "the instance's leases on the page", func() (bool, error) {
+		leases, err := text(section + ` table`)
+		return strings.Contains(leases, "app-1") && strings.Contains(leases, "15@"), err
+	})
 	for _, p := range []struct{ path, name string }{{"/", "overview"}, {"/leases", "leases"}} {
 		if err := chromedp.Do(b, chromedp.Navigate(base+p.path), chromedp.WaitVisible(chromedp.CSS(`main h1`))); err != nil {
 			t.Fatal(err)
