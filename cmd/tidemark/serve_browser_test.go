@@ -86,7 +86,113 @@ func consoleInBrowser(t *testing.T, prov *harness.Provider, eng, chrome string) 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db := openOrSkip(t, prov, eng)
-	e := openAppEngine(t, eng, db)
+	app := startPoisonApp(t, ctx, openAppEngine(t, eng, db))
+	base, audit := startServe(t, ctx, db, eng)
+	p := consolePage{t: t, b: newBrowser(t, ctx, chrome), base: base, shots: screenshotDirs(t, eng),
+		section: fmt.Sprintf(`section[data-consumer=%q]`, poisonRef.String())}
+	p.seeHalted()
+
+	// Fix the handler, then retry from the page.
+	app.fixed.Store(true)
+	if err := chromedp.Do(p.b, chromedp.Navigate(base+"/consumers"),
+		chromedp.Click(chromedp.CSS(p.section+` button[data-role=resume]`))); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := textOf(p.b, `#result-changes`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(changes, "state RUNNING") || !strings.Contains(changes, "1 released with a fresh budget") {
+		t.Errorf("the action answered %q", changes)
+	}
+	p.shoot("action-result")
+	var lag, state string
+	p.wait("/consumers", "lag 0 and RUNNING on the page", func() (ok bool, err error) {
+		if lag, err = textOf(p.b, p.section+` [data-role=lag]`); err != nil {
+			return false, err
+		}
+		state, err = textOf(p.b, p.section+` [data-role=state]`)
+		return lag == "0" && state == string(consumer.Running) && app.appliedAt(app.poison) > 0, err
+	})
+	p.shoot("consumers-recovered")
+	if n := app.appliedAt(app.poison); n != 1 {
+		t.Errorf("the poison message was applied %d times, want once", n)
+	}
+	if !strings.Contains(audit.String(), `msg="console action" action=resume consumer=projection/account-balances`) {
+		t.Errorf("no audit line for the retry:\n%s", audit)
+	}
+}
+
+// consolePage is the browser on the console.
+type consolePage struct {
+	t       *testing.T
+	b       context.Context
+	base    string
+	shots   []string
+	section string // the poison consumer's section of a page
+}
+
+// seeHalted waits for the consumer HALTED with its reason on the
+// consumers page, checks the dead-letter page shows the failure and
+// payload as text, and takes the screenshots of every page.
+func (p consolePage) seeHalted() {
+	t := p.t
+	var state, reason string
+	p.wait("/consumers", "the consumer HALTED on the page", func() (ok bool, err error) {
+		if state, err = textOf(p.b, p.section+` [data-role=state]`); err != nil || state != string(consumer.Halted) {
+			return false, err
+		}
+		reason, err = textOf(p.b, p.section+` [data-role=halt-reason]`)
+		return true, err
+	})
+	if reason != string(consumer.ApplyError) {
+		t.Errorf("halt reason on the page %q, want %s", reason, consumer.ApplyError)
+	}
+	p.shoot("consumers-halted")
+	if err := chromedp.Do(p.b, chromedp.Navigate(p.base+"/undelivered?consumer="+poisonRef.String()),
+		chromedp.Click(chromedp.CSS(`details summary`))); err != nil {
+		t.Fatal(err)
+	}
+	failure, err := textOf(p.b, `[data-role=failure-reason]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := textOf(p.b, `[data-role=payload]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(failure, "<b>refused</b>") || !strings.Contains(payload, "<script>alert(1)</script>") {
+		t.Errorf("the dead-letter page shows reason %q and payload %q, want the texts as text", failure, payload)
+	}
+	p.shoot("dead-letters")
+	p.wait("/leases", "the instance's leases on the page", func() (bool, error) {
+		leases, err := textOf(p.b, p.section+` table`)
+		return strings.Contains(leases, "app-1") && strings.Contains(leases, "15@"), err
+	})
+	for _, page := range []struct{ path, name string }{{"/", "overview"}, {"/leases", "leases"}} {
+		if err := chromedp.Do(p.b, chromedp.Navigate(p.base+page.path), chromedp.WaitVisible(chromedp.CSS(`main h1`))); err != nil {
+			t.Fatal(err)
+		}
+		p.shoot(page.name)
+	}
+}
+
+func (p consolePage) wait(path, what string, check func() (bool, error)) {
+	p.t.Helper()
+	waitPage(p.t, p.b, p.base+path, what, check)
+}
+
+func (p consolePage) shoot(name string) {
+	p.t.Helper()
+	shoot(p.t, p.b, p.shots, name)
+}
+
+// startPoisonApp appends three events, the second the poison message, and
+// runs the application's runner (halting on a spent budget, one attempt)
+// under partition leases until the test ends.
+func startPoisonApp(t *testing.T, ctx context.Context, e *engine.Engine) *poisonApp {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
 	store := eventstore.New(e, nil)
 	app := &poisonApp{applied: map[int64]int{}}
 	var last int64
@@ -104,111 +210,31 @@ func consoleInBrowser(t *testing.T, prov *harness.Provider, eng, chrome string) 
 	advanceTo(t, ctx, e, store, last)
 	// The application holds its partitions under leases, so the leases
 	// page and the overview's instances have something to show.
+	quiet := slog.New(slog.DiscardHandler)
 	coord, err := lease.New(e, lease.Options{HostName: "app-1", HeartbeatInterval: 500 * time.Millisecond,
-		LeaseDuration: testtime.D(10 * time.Second), RebalanceInterval: 500 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+		LeaseDuration: testtime.D(10 * time.Second), RebalanceInterval: 500 * time.Millisecond, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	coordDone := make(chan error, 1)
-	go func() { coordDone <- coord.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-coordDone; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("lease coordinator: %v", err)
-		}
-	}()
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: poisonRef.Type, Name: poisonRef.Name,
 		Sources: []consumer.Source{consumer.EventStoreSource{Store: store}}, Handler: app.handle, Leases: coord,
 		Retry: consumer.RetryPolicy{MaxAttempts: 1}, OnError: consumer.PolicyHalt,
-		PollInterval: 20 * time.Millisecond, EmptySaveInterval: time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+		PollInterval: 20 * time.Millisecond, EmptySaveInterval: time.Millisecond, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runDone := make(chan error, 1)
+	coordDone, runDone := make(chan error, 1), make(chan error, 1)
+	go func() { coordDone <- coord.Run(ctx) }()
 	go func() { runDone <- r.Run(ctx) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
-		if err := <-runDone; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("runner: %v", err)
+		for what, done := range map[string]chan error{"runner": runDone, "lease coordinator": coordDone} {
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("%s: %v", what, err)
+			}
 		}
-	}()
-
-	base, audit := startServe(t, ctx, db, eng)
-	b := newBrowser(t, ctx, chrome)
-	shots := screenshotDirs(t, eng)
-	section := fmt.Sprintf(`section[data-consumer=%q]`, poisonRef.String())
-
-	text := func(sel string) (string, error) { return textOf(b, sel) }
-
-	// The runner halts the consumer on the poison message.
-	var state, reason string
-	waitPage(t, b, base+"/consumers", "the consumer HALTED on the page", func() (ok bool, err error) {
-		if state, err = text(section + ` [data-role=state]`); err != nil || state != string(consumer.Halted) {
-			return false, err
-		}
-		reason, err = text(section + ` [data-role=halt-reason]`)
-		return true, err
 	})
-	if reason != string(consumer.ApplyError) {
-		t.Errorf("halt reason on the page %q, want %s", reason, consumer.ApplyError)
-	}
-	shoot(t, b, shots, "consumers-halted")
-	if err := chromedp.Do(b, chromedp.Navigate(base+"/undelivered?consumer="+poisonRef.String()),
-		chromedp.Click(chromedp.CSS(`details summary`))); err != nil {
-		t.Fatal(err)
-	}
-	failure, err := text(`[data-role=failure-reason]`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	payload, err := text(`[data-role=payload]`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(failure, "<b>refused</b>") || !strings.Contains(payload, "<script>alert(1)</script>") {
-		t.Errorf("the dead-letter page shows reason %q and payload %q, want the texts as text", failure, payload)
-	}
-	shoot(t, b, shots, "dead-letters")
-	waitPage(t, b, base+"/leases", "the instance's leases on the page", func() (bool, error) {
-		leases, err := text(section + ` table`)
-		return strings.Contains(leases, "app-1") && strings.Contains(leases, "15@"), err
-	})
-	for _, p := range []struct{ path, name string }{{"/", "overview"}, {"/leases", "leases"}} {
-		if err := chromedp.Do(b, chromedp.Navigate(base+p.path), chromedp.WaitVisible(chromedp.CSS(`main h1`))); err != nil {
-			t.Fatal(err)
-		}
-		shoot(t, b, shots, p.name)
-	}
-
-	// Fix the handler, then retry from the page.
-	app.fixed.Store(true)
-	if err := chromedp.Do(b, chromedp.Navigate(base+"/consumers"),
-		chromedp.Click(chromedp.CSS(section+` button[data-role=resume]`))); err != nil {
-		t.Fatal(err)
-	}
-	changes, err := text(`#result-changes`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(changes, "state RUNNING") || !strings.Contains(changes, "1 released with a fresh budget") {
-		t.Errorf("the action answered %q", changes)
-	}
-	shoot(t, b, shots, "action-result")
-	var lag string
-	waitPage(t, b, base+"/consumers", "lag 0 and RUNNING on the page", func() (ok bool, err error) {
-		if lag, err = text(section + ` [data-role=lag]`); err != nil {
-			return false, err
-		}
-		state, err = text(section + ` [data-role=state]`)
-		return lag == "0" && state == string(consumer.Running) && app.appliedAt(app.poison) > 0, err
-	})
-	shoot(t, b, shots, "consumers-recovered")
-	if n := app.appliedAt(app.poison); n != 1 {
-		t.Errorf("the poison message was applied %d times, want once", n)
-	}
-	if !strings.Contains(audit.String(), `msg="console action" action=resume consumer=projection/account-balances`) {
-		t.Errorf("no audit line for the retry:\n%s", audit)
-	}
+	return app
 }
 
 // openAppEngine opens the application's engine (it creates the schema)
