@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -257,4 +259,57 @@ func (j *cookieJar) SetCookies(_ *url.URL, cs []*http.Cookie) { j.cookies = appe
 func (j *cookieJar) Cookies(u *url.URL) []*http.Cookie {
 	j.last = u
 	return j.cookies
+}
+
+// TestHealthzReportsStalledMark: a mark that stands still below a recorded
+// pending end for longer than StallAfter is a 503 naming the topic; once
+// the pending end is gone it is healthy again.
+func TestHealthzReportsStalledMark(t *testing.T) {
+	f := newFixture(t)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	ts := f.server(t, Options{StallAfter: time.Minute, Now: clock})
+	setPending := func(v any) {
+		if _, err := f.e.ExecText(t.Context(), f.e.DB, `UPDATE ${high_water_mark_store_table} SET pending_end = #{v} WHERE topic_name = #{topic}`,
+			nil, map[string]any{"v": v, "topic": engine.EventStoreTopic}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setPending(int64(9))
+	if code, body := get(t, http.DefaultClient, ts.URL+"/healthz"); code != http.StatusOK {
+		t.Fatalf("first look: %d %s", code, body)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+	code, body := get(t, http.DefaultClient, ts.URL+"/healthz")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, `"ok":false`) || !strings.Contains(body, "has not moved since 2026-03-01T12:00:00Z") {
+		t.Errorf("stalled mark: %d %s", code, body)
+	}
+	setPending(nil)
+	if code, body := get(t, http.DefaultClient, ts.URL+"/healthz"); code != http.StatusOK {
+		t.Errorf("no pending end: %d %s", code, body)
+	}
+}
+
+// TestInsecureBannerAndLocalBackLinks: --insecure-http shows its warning on
+// every page; a result page links back only to a path of this console.
+func TestInsecureBannerAndLocalBackLinks(t *testing.T) {
+	f := newFixture(t)
+	ts := f.server(t, Options{InsecureHTTP: true})
+	for _, p := range []string{"/", "/consumers", "/undelivered", "/leases"} {
+		if _, body := get(t, http.DefaultClient, ts.URL+p); !strings.Contains(body, `id="insecure"`) {
+			t.Errorf("GET %s: no insecure-http banner", p)
+		}
+	}
+	if _, body := get(t, http.DefaultClient, f.server(t, Options{}).URL+"/"); strings.Contains(body, `id="insecure"`) {
+		t.Errorf("a banner without --insecure-http")
+	}
+	for in, want := range map[string]string{"/undelivered?consumer=a/b": "/undelivered?consumer=a/b", "//evil.example/": "/consumers",
+		`/\evil.example`: "/consumers", "https://evil.example/": "/consumers", "": "/consumers"} {
+		if got := backTo(in); got != want {
+			t.Errorf("backTo(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
