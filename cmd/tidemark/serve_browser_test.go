@@ -169,6 +169,10 @@ func (p consolePage) seeHalted() {
 		leases, err := textOf(p.b, p.section+` table`)
 		return strings.Contains(leases, "app-1") && strings.Contains(leases, "15@"), err
 	})
+	// One instance claimed every partition once: no claim beyond the first.
+	if n, err := textOf(p.b, p.section+` [data-role=handovers]`); err != nil || n != "0" {
+		t.Errorf("handovers on the leases page %q, %v; want 0", n, err)
+	}
 	for _, page := range []struct{ path, name string }{{"/", "overview"}, {"/leases", "leases"}} {
 		if err := chromedp.Do(p.b, chromedp.Navigate(p.base+page.path), chromedp.WaitVisible(chromedp.CSS(`main h1`))); err != nil {
 			t.Fatal(err)

@@ -208,8 +208,11 @@ type partitionView struct {
 
 type consumerView struct {
 	consumer.ConsumerStatus
-	Lag        int64
-	ApplyRate  *float64
+	Lag int64
+	// Progress is the advance per second of the consumer's furthest
+	// checkpoint per source, summed: positions passed, not messages
+	// applied (the database does not count applies).
+	Progress   *float64
 	Dead       int64
 	Rows       []partitionView
 	Statuses   []statusCount
@@ -235,19 +238,23 @@ func (s *Server) consumers(r *http.Request) (any, error) {
 	out := make([]consumerView, 0, len(list))
 	for _, c := range list {
 		v := consumerView{ConsumerStatus: c}
-		var applied int64
+		furthest := map[string]int64{}
 		maxLag := int64(1)
 		for _, p := range c.Partitions {
 			v.Lag += p.Lag
 			maxLag = max(maxLag, p.Lag)
 			if p.Checkpoint != nil {
-				applied += *p.Checkpoint
+				furthest[p.Source] = max(furthest[p.Source], *p.Checkpoint)
 			}
 		}
 		for _, p := range c.Partitions {
 			v.Rows = append(v.Rows, partitionView{PartitionLag: p, Max: maxLag})
 		}
-		v.ApplyRate = s.rate("apply\x00"+c.ID, float64(applied))
+		var passed int64
+		for _, cp := range furthest {
+			passed += cp
+		}
+		v.Progress = s.rate("progress\x00"+c.ID, float64(passed))
 		for _, st := range undeliveredOrder {
 			if n := c.Undelivered[st]; n > 0 {
 				v.Statuses = append(v.Statuses, statusCount{st, n})

@@ -52,6 +52,22 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%.1f/s", *v)
 	},
 	"lower": func(s any) string { return strings.ToLower(fmt.Sprint(s)) },
+	// handovers counts the claims of v's partitions beyond each one's
+	// first (a generation is raised by every claim): how often a
+	// rebalance moved or re-claimed a partition.
+	"handovers": func(v *consumer.LeaseView) int64 {
+		var n int64
+		add := func(ps []consumer.LeasedPartition) {
+			for _, p := range ps {
+				n += max(0, p.Generation-1)
+			}
+		}
+		for _, in := range v.Instances {
+			add(in.Partitions)
+		}
+		add(v.Free)
+		return n
+	},
 	"leased": func(ps []consumer.LeasedPartition) string {
 		if len(ps) == 0 {
 			return "-"
