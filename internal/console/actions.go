@@ -147,9 +147,13 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 	err := s.run(r, name, &res)
 	if err != nil {
 		res.Error = err.Error()
-		status = http.StatusConflict
-		if isInputError(err) {
+		switch {
+		case isInputError(err):
 			status = http.StatusBadRequest
+		case errors.Is(err, consumer.ErrNotFound) || errors.Is(err, consumer.ErrNoDeadLetter):
+			status = http.StatusNotFound
+		default:
+			status = http.StatusConflict
 		}
 		s.opts.Logger.Warn("console action refused", "action", name, "consumer", res.Consumer, "remote", r.RemoteAddr, "error", err)
 	} else {
@@ -193,8 +197,9 @@ func backTo(p string) string {
 	return "/consumers"
 }
 
-// isInputError tells the operator's bad input (400) from a refusal by the
-// consumer's state (409).
+// isInputError tells the operator's bad input (400) from a consumer or
+// dead letter that is not there (404) and a refusal by the consumer's
+// state (409).
 func isInputError(err error) bool {
 	var inv *consumer.InvalidNameError
 	return errors.As(err, &inv) || errors.Is(err, consumer.ErrInvalidSelector) || errors.Is(err, consumer.ErrInvalidSkip) ||

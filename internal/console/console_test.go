@@ -101,6 +101,8 @@ func TestActionsAnswerWhatChanged(t *testing.T) {
 		{url.Values{"action": {"drop-tables"}, "consumer": {deadRef.String()}}, http.StatusBadRequest, "unknown action"},
 		{url.Values{"action": {"rebuild-begin"}, "consumer": {deadRef.String()}, "confirm": {"yes"}}, http.StatusBadRequest, "type projection/dead-letters to begin"},
 		{url.Values{"action": {"resume-past"}, "consumer": {deadRef.String()}}, http.StatusConflict, "not HALTED"},
+		{url.Values{"action": {"pause"}, "consumer": {"projection/nobody"}}, http.StatusNotFound, "consumer not found"},
+		{url.Values{"action": {"delete"}, "consumer": {deadRef.String()}, "select": {"key"}, "source": {engine.EventStoreTopic}, "key": {"no-such-key"}}, http.StatusNotFound, "no dead letter matching"},
 		{url.Values{"action": {"retry"}, "consumer": {deadRef.String()}, "select": {"id"}, "id": {dls[0].ID}}, http.StatusOK, "1 released with a fresh budget"},
 		{url.Values{"action": {"resume"}, "consumer": {haltRef.String()}}, http.StatusOK, "state RUNNING, 1 released with a fresh budget"},
 	} {
