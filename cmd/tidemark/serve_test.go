@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidemarkdb/tidemark/conformance/harness"
+	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/internal/console"
 )
 
@@ -73,5 +75,40 @@ func TestDemoServe(t *testing.T) {
 		if err != nil || res.StatusCode != http.StatusOK || !strings.Contains(string(b), want) {
 			t.Errorf("GET %s: %d, %v, want %s in\n%s", path, res.StatusCode, err, want, b)
 		}
+	}
+}
+
+// TestServeCreatesNothing: serve (and serve --read-only) on a database
+// without a Tidemark schema fails with "no Tidemark schema at <dsn>"
+// before it listens, and leaves no table behind; a missing SQLite file is
+// not created.
+func TestServeCreatesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts database servers")
+	}
+	modes := [][]string{{"--listen", "127.0.0.1:0"}, {"--listen", "127.0.0.1:0", "--read-only"}}
+	path := filepath.Join(t.TempDir(), "typo.db")
+	for _, m := range modes {
+		out, err := run(t, consoleServeCmd(), append(m, "--dialect", "sqlite", "--dsn", "file:"+path)...)
+		if !errors.Is(err, errNoDatabaseFile) {
+			t.Errorf("serve %v on a missing file: %v (%s)", m, err, out)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("serve %v created %s (%v)", m, path, err)
+		}
+	}
+	prov := harness.NewProvider()
+	t.Cleanup(func() { prov.Close() })
+	for _, eng := range []string{harness.EngineSQLite, harness.EnginePostgres} {
+		t.Run(eng, func(t *testing.T) {
+			db := openOrSkip(t, prov, eng)
+			for _, m := range modes {
+				out, err := run(t, consoleServeCmd(), append(m, "--dialect", eng, "--dsn", db.DSN, "--driver", db.DriverName)...)
+				if !errors.Is(err, engine.ErrSchemaMissing) || !strings.Contains(err.Error(), "no Tidemark schema at ") {
+					t.Errorf("serve %v: %v (%s), want no Tidemark schema", m, err, out)
+				}
+				expectNoTidemarkTables(t, eng, db, "serve "+strings.Join(m, " "))
+			}
+		})
 	}
 }
