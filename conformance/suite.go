@@ -145,6 +145,7 @@ func Tests() []Test {
 	all = append(all, readOnlyTests()...)
 	all = append(all, statementLimitTests()...)
 	all = append(all, consumerAdminTests()...)
+	all = append(all, consumerConsoleTests()...)
 	all = append(all, deliveryTests()...)
 	return all
 }

@@ -2,7 +2,8 @@
 # setup-debian.sh — install the database servers and Java pieces the
 # conformance suite uses (PostgreSQL, MariaDB, a headless JDK, H2, HSQLDB,
 # Firebird 3 for examples/firebird, galera-4 and rsync for the Galera cluster
-# of conformance/galera_test.go).
+# of conformance/galera_test.go, chromium for the browser test of the
+# operator console, cmd/tidemark's serve_browser_test.go).
 #
 # Idempotent, for Debian 12. Packages already present are not touched and,
 # when nothing is missing, apt is not run at all. It does not start any
@@ -28,8 +29,9 @@ declare -A want=(
 	[firebird3.0-server]="glob:/usr/sbin/firebird /usr/bin/isql-fb /usr/share/firebird/*/security.sql"
 	[galera-4]="glob:/usr/lib/galera/libgalera_smm.so"
 	[rsync]="cmd:rsync"
+	[chromium]="cmd:chromium"
 )
-all=(postgresql mariadb-server default-jdk-headless libh2-java libhsqldb-java firebird3.0-server galera-4 rsync)
+all=(postgresql mariadb-server default-jdk-headless libh2-java libhsqldb-java firebird3.0-server galera-4 rsync chromium)
 
 if_needed=0
 if [ "${1:-}" = "--if-needed" ]; then

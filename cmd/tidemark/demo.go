@@ -14,6 +14,7 @@ import (
 	"github.com/tidemarkdb/tidemark/config"
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 
+	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/hwm"
@@ -25,6 +26,8 @@ const sqliteDemoParams = "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)
 
 func demoCmd() *cobra.Command {
 	var s settings
+	var serve bool
+	var listen string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Append events for two aggregates (one on its own table), read them back in global order, show the mark",
@@ -36,10 +39,23 @@ the configuration's names; the demo's two aggregates are added to them.`,
 			if err != nil {
 				return err
 			}
-			return runDemo(cmd.Context(), cmd.OutOrStdout(), c)
+			if !serve {
+				return runDemo(cmd.Context(), cmd.OutOrStdout(), c)
+			}
+			f := serveFlags{listen: listen, refresh: 5 * time.Second}
+			loopback, err := checkListen(f)
+			if err != nil {
+				return err
+			}
+			return runDemoThen(cmd.Context(), cmd.OutOrStdout(), c, func(ctx context.Context, op *consumer.Operator) error {
+				fmt.Fprintln(cmd.OutOrStdout())
+				return serveConsole(ctx, op, f, loopback, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
 		},
 	}
 	s.register(cmd, withPlugin|withDB|withNames)
+	cmd.Flags().BoolVar(&serve, "serve", false, "then serve the operator console on the demo's database until Ctrl-C (as tidemark serve)")
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:7464", "with --serve: the console's address (loopback)")
 	return cmd
 }
 
@@ -47,6 +63,13 @@ the configuration's names; the demo's two aggregates are added to them.`,
 var demoAggregates = []config.Aggregate{{Type: "bank.Account"}, {Type: "bank.BankAccount", OwnTable: true}}
 
 func runDemo(ctx context.Context, out io.Writer, c *config.Config) error {
+	return runDemoThen(ctx, out, c, nil)
+}
+
+// runDemoThen runs the demo, then, when then is not nil, hands it an
+// operator on an engine opened verify-only (as tidemark serve opens one)
+// on the demo's database, before a throw-away database goes.
+func runDemoThen(ctx context.Context, out io.Writer, c *config.Config, then func(context.Context, *consumer.Operator) error) error {
 	p := pluginOf(c)
 	dsn, err := dsnOf(c)
 	if err != nil {
@@ -146,7 +169,17 @@ func runDemo(ctx context.Context, out io.Writer, c *config.Config) error {
 	for _, r := range evs {
 		fmt.Fprintf(out, "  %3d  %-16s %-6s #%d  %-18s partition %-2d %s\n", r.GlobalPosition, r.AggregateType, r.AggregateID, r.SequenceNo, r.Type, r.PartitionKey, r.Payload)
 	}
-	return runConsumerDemo(ctx, out, e, store, adv)
+	if err := runConsumerDemo(ctx, out, e, store, adv); err != nil || then == nil {
+		return err
+	}
+	cfg := demoConfig(c)
+	cfg.Existing = true
+	ve, err := engine.Open(ctx, db, l.Catalogue, cfg)
+	if err != nil {
+		return err
+	}
+	defer ve.Close()
+	return then(ctx, consumer.NewRegistry(ve, nil).Operator())
 }
 
 // demoConfig is the configuration with the demo's aggregates declared

@@ -14,5 +14,8 @@ func init() {
 		"consumer/admin_skip",
 		"consumer/admin_unsubscribe_cleanup",
 		"consumer/admin_input_refused_before_sql",
+		// The operator console's pages, /metrics and a retry over the
+		// same operator (internal/console).
+		"consumer/console_pages_metrics_and_retry",
 	)
 }
