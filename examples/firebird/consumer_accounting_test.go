@@ -32,6 +32,16 @@ func init() {
 // a third gave up after 120 s ("RetryTx gave up: operation was cancelled"):
 // excluded until the deadlock's detection there is understood.
 func init() {
+	// Seen once in a clean-clone CI run at load ~10: with the first instance
+	// stopped (SIGSTOP) inside an apply, the taker waited in the purge of
+	// lapsed instances (DELETE FROM PARTITION_INSTANCES …) for the test's
+	// whole bound, so no takeover happened. The likely cause: the Go driver
+	// commits an autocommit statement with a second round trip
+	// (op_commit_retaining after the execute), so an instance stopped
+	// between the two — right after its heartbeat's UPDATE — keeps its own
+	// instance row locked until it resumes. Servers that commit autocommit
+	// statements themselves have no such window.
+	excluded["consumer/leases_paused_apply_fenced"] = "intermittent on Firebird 3: the taker's purge of lapsed instances waited for the stopped instance (likely its heartbeat's row, locked between the driver's execute and its client-side commit)"
 	excluded["eventstore/retry_tx_deadlock"] = "intermittent on Firebird 3: one run of three gave up after 120 s waiting for the deadlock to be reported"
 }
 
@@ -41,7 +51,6 @@ func init() {
 func init() {
 	passing = append(passing,
 		"consumer/leases_spread_kill9_three_processes",
-		"consumer/leases_paused_apply_fenced",
 		"consumer/leases_unsubscribe_deletes_rows",
 		"consumer/leases_non_transactional_generation",
 	)
