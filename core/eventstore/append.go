@@ -111,7 +111,7 @@ func (s *Store) appendOnce(ctx context.Context, streams []Stream) (Appended, err
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 	}
-	if s.oneStatement(streams) {
+	if s.plan.oneStatement(streams) {
 		return s.append(ctx, s.e.DB, streams, false, nil)
 	}
 	return s.appendInTx(ctx, streams)
@@ -179,26 +179,6 @@ func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Ap
 	return res, s.dbErr(err)
 }
 
-func streamKey(t, id string) string { return t + "/" + id }
-
-// oneStatement tells whether streams can be appended by one autocommit
-// INSERT: one stream, one chunk, positions and sequence numbers returned by
-// the insert, and an expectation the statement itself can enforce.
-func (s *Store) oneStatement(streams []Stream) bool {
-	if !s.positions.Draws() || len(streams) != 1 {
-		return false
-	}
-	// One statement: at most one chunk of the widest shape the stream can take.
-	if len(streams[0].Events) > s.events.MaxRows(s.shape(row{computed: true, checked: true})) {
-		return false
-	}
-	switch streams[0].Expected {
-	case StreamExists:
-		return false
-	}
-	return true
-}
-
 // append does the work of an append on q. beforeLock, when set, runs right
 // before the position counter is taken.
 func (s *Store) append(ctx context.Context, q queryer, streams []Stream, precheck bool, beforeLock func()) (Appended, error) {
@@ -233,7 +213,10 @@ func (s *Store) append(ctx context.Context, q queryer, streams []Stream, prechec
 		return res, err
 	}
 	stamp(reserved, res.Positions, func(i int) *row { return &rows[i] })
-	return res, s.insertChunks(ctx, q, rows, res, streams)
+	if table, err := s.insertChunks(ctx, q, rows, res, nil); err != nil {
+		return res, s.translate(ctx, err, streams, table)
+	}
+	return res, nil
 }
 
 // stamp sets the reserved positions, in order, in positions and on the
@@ -257,7 +240,7 @@ func (s *Store) streamRows(ctx context.Context, q queryer, st Stream, precheck b
 	if err != nil {
 		return rows, err
 	}
-	key := streamKey(st.AggregateType, st.AggregateID)
+	key := versionKey(st)
 	part := PartitionKey(st.AggregateID, s.e.Partitions)
 	exact, _ := st.Expected.Exact()
 	for i, ev := range st.Events {
@@ -268,7 +251,7 @@ func (s *Store) streamRows(ctx context.Context, q queryer, st Stream, precheck b
 		}
 		r.index = len(rows)
 		if how == seqComputed {
-			r.vals[pSequenceOffset], r.computed, r.stream = int64(i+1), true, key
+			r.computed, r.stream = true, key
 		}
 		if how == seqChecked && i == 0 {
 			r.vals[pExpectedVersion], r.checked = exact, true
@@ -305,7 +288,7 @@ func (s *Store) startSequence(ctx context.Context, q queryer, table string, st S
 		// The insert itself checks the version (its first row's sequence
 		// number is NULL unless the stream is at exact).
 		return exact, seqChecked, nil
-	case !precheck && st.Expected == Any && len(st.Events) == 1 && s.computesSequence():
+	case !precheck && st.Expected == Any && len(st.Events) == 1 && s.plan.computes:
 		// One event: the database computes its sequence number in the
 		// insert. (For a batch, one read of the version is cheaper than a
 		// subquery per row.)
@@ -325,10 +308,12 @@ func (s *Store) startSequence(ctx context.Context, q queryer, table string, st S
 }
 
 // insertChunks writes rows as one multi-row INSERT per table and chunk, in
-// append order.
-func (s *Store) insertChunks(ctx context.Context, q queryer, rows []row, res Appended, streams []Stream) error {
+// their order; row.index says where each row's position (and, when seqs is
+// not nil, sequence number) goes. On an error it returns the table of the
+// chunk that failed.
+func (s *Store) insertChunks(ctx context.Context, q queryer, rows []row, res Appended, seqs []int64) (string, error) {
 	for start := 0; start < len(rows); {
-		chunk := s.events.MaxRows(s.shape(rows[start]))
+		chunk := s.plan.maxRows(rows[start])
 		end := start + 1
 		// A chunk shares one table and one row shape: a row whose sequence
 		// number the database checks starts a chunk of its own.
@@ -336,25 +321,22 @@ func (s *Store) insertChunks(ctx context.Context, q queryer, rows []row, res App
 			!rows[end].checked && rows[end].computed == rows[start].computed {
 			end++
 		}
-		if err := s.insertRows(ctx, q, rows[start:end], res, nil); err != nil {
-			return s.translate(ctx, err, streams, rows[start].table)
+		// A computed row's offset counts the rows of its stream before it
+		// in the same statement: the statement's subquery sees the rows of
+		// the earlier statements of the transaction, not its own.
+		offsets := map[string]int64{}
+		for i := start; i < end; i++ {
+			if rows[i].computed {
+				offsets[rows[i].stream]++
+				rows[i].vals[pSequenceOffset] = offsets[rows[i].stream]
+			}
+		}
+		if err := s.insertRows(ctx, q, rows[start:end], res, seqs); err != nil {
+			return rows[start].table, err
 		}
 		start = end
 	}
-	return nil
-}
-
-// computesSequence tells whether the insert can compute a stream's next
-// sequence number (NextSequence) and return it: always where it draws the
-// positions, and on a counter row where the dialect declares ComputedTail.
-// On a counter row that is as safe as reading the version first: every
-// append, this one included, holds the counter row locked from before its
-// insert until its commit, so no other append's insert can come between
-// the subquery and the row it computes. (AppendTx reads the version
-// anyway: it reports a conflict before any statement fails.)
-func (s *Store) computesSequence() bool {
-	ins := s.e.Cat.EventInsert
-	return ins.NextSequence != "" && (s.positions.Draws() || ins.ComputedTail != "")
+	return "", nil
 }
 
 // eventRow is the insert row of event ev of st at sequence number seq.
@@ -408,37 +390,6 @@ const (
 	nParams
 )
 
-// The insert's shapes: which expressions replace #{sequence_no}.
-const (
-	variantPlain    = "plain"
-	variantComputed = "computed" // NextSequence in every row
-	variantChecked  = "checked"  // CheckedSequence in the first row
-	variantBoth     = "computed+checked"
-)
-
-// shape is the insert shape of a chunk starting with r.
-func (s *Store) shape(r row) engine.InsertShape {
-	ins := s.e.Cat.EventInsert
-	sh := engine.InsertShape{Tables: map[string]string{"event_store_table": r.table}, Variant: variantPlain}
-	if r.checkAll {
-		sh.Exprs, sh.Variant = map[string]string{"sequence_no": ins.CheckedSequence}, variantCheckedRows
-		return sh
-	}
-	if r.computed {
-		sh.Exprs, sh.Variant = map[string]string{"sequence_no": ins.NextSequence}, variantComputed
-		if !s.positions.Draws() {
-			sh.Tail = ins.ComputedTail // a counter row's insert returns the computed rows
-		}
-	}
-	if r.checked {
-		sh.FirstExprs, sh.Variant = map[string]string{"sequence_no": ins.CheckedSequence}, variantChecked
-		if r.computed {
-			sh.Variant = variantBoth
-		}
-	}
-	return sh
-}
-
 // insertRows runs one chunk of rows (one table, one shape) through the
 // engine's insert. Where the insert returns them (it draws them, or a
 // counter row's ComputedTail returns them), positions go to
@@ -449,8 +400,8 @@ func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appe
 	for i := range rows {
 		vals[i] = rows[i].vals[:]
 	}
-	shape := s.shape(rows[0])
-	if !s.positions.Draws() && shape.Tail == "" {
+	shape := s.plan.shape(rows[0])
+	if !s.plan.returns(shape) {
 		_, err := s.events.Exec(ctx, tx, shape, vals)
 		return err
 	}

@@ -146,7 +146,7 @@ func (s *Store) batchOnce(ctx context.Context, batch []*pending) (err error) {
 // batchInsert checks and inserts the batch on q, a transaction (committed
 // or rolled back here) unless the batch is one statement. reserved holds
 // the positions of every event of the batch unless the insert draws them.
-func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, computed map[string]bool, reserved position.Reservation) (err error) {
+func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, computed map[key]bool, reserved position.Reservation) (err error) {
 	tx, inTx := q.(interface {
 		Commit() error
 		Rollback() error
@@ -199,17 +199,17 @@ func (s *Store) batchInsert(ctx context.Context, q queryer, batch []*pending, co
 // A stream with more events is read once instead, as a lone append does: a
 // subquery per row costs far more than one version read once a batch holds
 // hundreds of rows (figures in docs/performance.md).
-func (s *Store) computedStreams(batch []*pending) map[string]bool {
-	if !s.positions.Draws() || s.e.Cat.EventInsert.NextSequence == "" {
+func (s *Store) computedStreams(batch []*pending) map[key]bool {
+	if !s.plan.computesBatch() {
 		return nil
 	}
-	out, events := map[string]bool{}, map[string]int{}
+	out, events := map[key]bool{}, map[key]int{}
 	for _, p := range batch {
 		for _, st := range p.streams {
 			if len(st.Events) == 0 {
 				continue
 			}
-			k := s.eventTable(st.AggregateType) + "\x00" + st.AggregateID
+			k := s.key(st)
 			events[k] += len(st.Events)
 			if v, seen := out[k]; !seen || v {
 				out[k] = st.Expected == Any
@@ -226,8 +226,8 @@ func (s *Store) computedStreams(batch []*pending) map[string]bool {
 
 // oneStatementBatch tells whether the batch is one insert: every stream
 // computed, one table, one chunk.
-func (s *Store) oneStatementBatch(batch []*pending, computed map[string]bool, total int) bool {
-	if len(computed) == 0 || total > s.events.MaxRows(s.shape(row{computed: true})) {
+func (s *Store) oneStatementBatch(batch []*pending, computed map[key]bool, total int) bool {
+	if len(computed) == 0 || total > s.plan.maxRows(row{computed: true}) {
 		return false
 	}
 	table := ""
@@ -236,47 +236,31 @@ func (s *Store) oneStatementBatch(batch []*pending, computed map[string]bool, to
 			if len(st.Events) == 0 {
 				continue
 			}
-			t := s.eventTable(st.AggregateType)
-			if !computed[t+"\x00"+st.AggregateID] || table != "" && t != table {
+			k := s.key(st)
+			if !computed[k] || table != "" && k.table != table {
 				return false
 			}
-			table = t
+			table = k.table
 		}
 	}
 	return true
 }
 
-// insertBatch inserts rows with one multi-row insert per table and chunk,
-// in queue order (so each caller's positions follow its own order).
+// insertBatch inserts rows in queue order (so each caller's positions
+// follow its own order).
 func (s *Store) insertBatch(ctx context.Context, tx queryer, rows []batchRow, all Appended, seqs []int64) error {
+	_, err := s.insertChunks(ctx, tx, plainRows(rows), all, seqs)
+	return err
+}
+
+// plainRows are the rows of a batch, each indexed by its place in it.
+func plainRows(rows []batchRow) []row {
 	plain := make([]row, len(rows))
 	for i := range rows {
 		plain[i] = rows[i].row
 		plain[i].index = i
 	}
-	for start := 0; start < len(plain); {
-		chunk := s.events.MaxRows(s.shape(plain[start]))
-		end := start + 1
-		for end < len(plain) && end-start < chunk && plain[end].table == plain[start].table &&
-			plain[end].computed == plain[start].computed {
-			end++
-		}
-		// A computed row's offset counts the rows of its stream before it
-		// in the same statement: the statement's subquery sees the rows of
-		// the earlier statements of the transaction, not its own.
-		offsets := map[string]int64{}
-		for i := start; i < end; i++ {
-			if plain[i].computed {
-				offsets[plain[i].stream]++
-				plain[i].vals[pSequenceOffset] = offsets[plain[i].stream]
-			}
-		}
-		if err := s.insertRows(ctx, tx, plain[start:end], all, seqs); err != nil {
-			return err
-		}
-		start = end
-	}
-	return nil
+	return plain
 }
 
 // streamState is a stream's version and owner as the batch goes.
@@ -288,7 +272,7 @@ type streamState struct {
 // batchRows reads the version of every stream of the batch once, checks
 // each caller's expectations in queue order and returns the rows of the
 // callers that pass. A refused caller's error is set in its p.err.
-func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending, computed map[string]bool) ([]batchRow, error) {
+func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending, computed map[key]bool) ([]batchRow, error) {
 	states, err := s.readVersions(ctx, tx, batch, computed)
 	if err != nil {
 		return nil, err
@@ -296,28 +280,28 @@ func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending, com
 	var rows []batchRow
 	now := time.Now().UTC()
 	for ci, p := range batch {
-		mine := map[string]streamState{} // this caller's changes, kept if it passes
+		mine := map[key]streamState{} // this caller's changes, kept if it passes
 		var own []batchRow
 		versions := map[string]int64{}
 		for _, st := range p.streams {
 			if len(st.Events) == 0 {
 				continue
 			}
-			table := s.eventTable(st.AggregateType)
-			k := table + "\x00" + st.AggregateID
+			k := s.key(st)
+			table := k.table
 			part := PartitionKey(st.AggregateID, s.e.Partitions)
 			if computed[k] {
 				// Any, and the insert computes the number: no read.
-				key := streamKey(st.AggregateType, st.AggregateID)
+				vk := versionKey(st)
 				for _, ev := range st.Events {
 					r, err := s.eventRow(table, st, ev, 0, part, now)
 					if err != nil {
 						return nil, err
 					}
-					r.computed, r.stream = true, key
+					r.computed, r.stream = true, vk
 					own = append(own, batchRow{row: r, caller: ci})
 				}
-				versions[key] = -1 // set from the insert's result
+				versions[vk] = -1 // set from the insert's result
 				continue
 			}
 			cur, ok := mine[k]
@@ -349,7 +333,7 @@ func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending, com
 			}
 			cur.owner = st.AggregateType
 			mine[k] = cur
-			versions[streamKey(st.AggregateType, st.AggregateID)] = cur.version
+			versions[versionKey(st)] = cur.version
 		}
 		if p.err != nil {
 			continue
@@ -367,8 +351,8 @@ func (s *Store) batchRows(ctx context.Context, tx queryer, batch []*pending, com
 // computed, StreamVersionsWidth per statement where the dialect has
 // StreamVersions (else batchRows reads them one by one), keyed by table
 // and id; a stream with no row is at -1.
-func (s *Store) readVersions(ctx context.Context, q queryer, batch []*pending, computed map[string]bool) (map[string]streamState, error) {
-	states := map[string]streamState{}
+func (s *Store) readVersions(ctx context.Context, q queryer, batch []*pending, computed map[key]bool) (map[key]streamState, error) {
+	states := map[key]streamState{}
 	if !s.e.Has(dialect.StreamVersions) {
 		return states, nil
 	}
@@ -376,8 +360,8 @@ func (s *Store) readVersions(ctx context.Context, q queryer, batch []*pending, c
 	var tables []string
 	for _, p := range batch {
 		for _, st := range p.streams {
-			table := s.eventTable(st.AggregateType)
-			k := table + "\x00" + st.AggregateID
+			k := s.key(st)
+			table := k.table
 			if len(st.Events) == 0 || computed[k] {
 				continue
 			}
@@ -403,7 +387,7 @@ func (s *Store) readVersions(ctx context.Context, q queryer, batch []*pending, c
 	return states, nil
 }
 
-func (s *Store) readVersionsOnce(ctx context.Context, q queryer, table string, ids []string, states map[string]streamState) error {
+func (s *Store) readVersionsOnce(ctx context.Context, q queryer, table string, ids []string, states map[key]streamState) error {
 	args := make(map[string]any, dialect.StreamVersionsWidth)
 	for i, b := range dialect.StreamVersionsBinds {
 		args[b] = ids[min(i, len(ids)-1)] // a repeated id fills the rest
@@ -429,13 +413,13 @@ func (s *Store) readVersionsOnce(ctx context.Context, q queryer, table string, i
 			continue
 		}
 		delete(asked, id)
-		states[table+"\x00"+id] = streamState{version: v, owner: owner}
+		states[key{table, id}] = streamState{version: v, owner: owner}
 	}
 	if foreign {
 		// Which asked id it stands for is the engine's business: the ids
 		// without an exact row are read one by one (StreamVersion).
 		for id := range asked {
-			delete(states, table+"\x00"+id)
+			delete(states, key{table, id})
 		}
 	}
 	return rs.Err()

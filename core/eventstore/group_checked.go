@@ -15,19 +15,6 @@ import (
 // (batchRows), which reads the actual versions, refuses the callers whose
 // expectation fails with the version it read, and commits the others.
 
-// variantCheckedRows is the insert shape with CheckedSequence in every row.
-const variantCheckedRows = "checked-rows"
-
-// checksInInsert tells whether a batch's exact versions can be checked by
-// its insert instead of read first: the dialect has CheckedSequence and
-// the insert draws the positions (one autocommit statement, which does not
-// see its own rows, so every row of a stream checks the version the
-// stream had before the statement). On a counter row the versions are
-// read under the counter's lock, as before.
-func (s *Store) checksInInsert() bool {
-	return s.positions.Draws() && s.e.Cat.EventInsert.CheckedSequence != ""
-}
-
 // tryCheckedBatch runs batch as one checked insert where it can. done is
 // false when the batch must take the read path: it cannot be checked, or
 // the insert refused it for a reason that is not transient (a version, a
@@ -56,14 +43,14 @@ func (s *Store) tryCheckedBatch(ctx context.Context, batch []*pending, total int
 // than one statement carries, or a caller whose expectation cannot hold
 // after the earlier callers of the batch (the read path refuses it).
 func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool, error) {
-	if !s.checksInInsert() || total > s.events.MaxRows(s.shape(row{checkAll: true})) {
+	if !s.plan.checksBatch() || total > s.plan.maxRows(row{checkAll: true}) {
 		return nil, false, nil
 	}
 	type state struct {
 		before, cur int64 // version before the statement; after the rows so far
 		table       string
 	}
-	states := map[string]*state{}
+	states := map[key]*state{}
 	var rows []batchRow
 	now := time.Now().UTC()
 	for ci, p := range batch {
@@ -79,8 +66,8 @@ func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool,
 			if !ok {
 				return nil, false, nil
 			}
-			table := s.eventTable(st.AggregateType)
-			k := table + "\x00" + st.AggregateID
+			k := s.key(st)
+			table := k.table
 			cur := states[k]
 			switch {
 			case cur == nil:
@@ -102,7 +89,7 @@ func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool,
 				r.vals[pExpectedVersion], r.checkAll = cur.before, true
 				rows = append(rows, batchRow{row: r, caller: ci})
 			}
-			versions[streamKey(st.AggregateType, st.AggregateID)] = cur.cur
+			versions[versionKey(st)] = cur.cur
 		}
 		p.res.Versions = versions
 	}
@@ -113,16 +100,11 @@ func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool,
 // statement and gives each caller its positions. On an error nothing is
 // stored and the callers' results are cleared.
 func (s *Store) checkedBatch(ctx context.Context, batch []*pending, rows []batchRow) error {
-	plain := make([]row, len(rows))
-	for i := range rows {
-		plain[i] = rows[i].row
-		plain[i].index = i
-	}
 	all := Appended{Positions: make([]int64, len(rows)), Versions: map[string]int64{}}
 	if s.group != nil && s.group.fault != nil {
 		s.group.fault()
 	}
-	if err := s.insertRows(ctx, s.e.DB, plain, all, nil); err != nil {
+	if err := s.insertBatch(ctx, s.e.DB, rows, all, nil); err != nil {
 		for _, p := range batch {
 			p.res = Appended{}
 		}
