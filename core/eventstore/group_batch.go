@@ -73,22 +73,27 @@ func (s *Store) appendAloneInBatch(p *pending, afterTransient bool) (Appended, e
 	return s.appendAlone(context.WithoutCancel(p.ctx), p.streams, afterTransient)
 }
 
-// settle finishes a committed batch: the advancer is nudged once, and after
-// a transient error a caller refused for a moved stream or a taken id
-// looks for its own events, which an earlier try may have committed.
+// settle finishes a committed batch: after a transient error a caller
+// refused for a moved stream or a taken id looks for its own events, which
+// an earlier try may have committed; then the advancer is nudged once, with
+// the committed end of the batch's positions where the strategy lets an
+// append report one (as a lone append does).
 func (s *Store) settle(ctx context.Context, batch []*pending, afterTransient bool) {
+	var committed Appended
+	ok := false
 	for _, p := range batch {
 		if afterTransient && (errors.Is(p.err, ErrConcurrency) || errors.Is(p.err, ErrAggregateIDTaken)) {
-			if res, ok, ferr := s.stored(ctx, p.streams); ferr == nil && ok {
+			if res, found, ferr := s.stored(ctx, p.streams); ferr == nil && found {
 				p.res, p.err = res, nil
 			}
 		}
-	}
-	for _, p := range batch {
 		if p.err == nil {
-			s.nudge()
-			return
+			committed.Positions = append(committed.Positions, p.res.Positions...)
+			ok = true
 		}
+	}
+	if ok {
+		s.nudgeCommitted(committed)
 	}
 }
 
