@@ -42,7 +42,7 @@ func (s *Store) tryCheckedBatch(ctx context.Context, batch []*pending, total int
 // or StreamExists (those need a read, or a computed number), more rows
 // than one statement carries, or a caller whose expectation cannot hold
 // after the earlier callers of the batch (the read path refuses it).
-func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool, error) {
+func (s *Store) checkedBatchRows(batch []*pending, total int) ([]row, bool, error) {
 	if !s.plan.checksBatch() || total > s.plan.maxRows(row{checkAll: true}) {
 		return nil, false, nil
 	}
@@ -51,7 +51,7 @@ func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool,
 		table       string
 	}
 	states := map[key]*state{}
-	var rows []batchRow
+	var rows []row
 	now := time.Now().UTC()
 	for ci, p := range batch {
 		versions := map[string]int64{}
@@ -86,8 +86,8 @@ func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool,
 				if err != nil {
 					return nil, false, err
 				}
-				r.vals[pExpectedVersion], r.checkAll = cur.before, true
-				rows = append(rows, batchRow{row: r, caller: ci})
+				r.vals[pExpectedVersion], r.checkAll, r.caller, r.index = cur.before, true, ci, len(rows)
+				rows = append(rows, r)
 			}
 			versions[versionKey(st)] = cur.cur
 		}
@@ -99,12 +99,12 @@ func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool,
 // checkedBatch inserts rows, from checkedBatchRows, in one autocommit
 // statement and gives each caller its positions. On an error nothing is
 // stored and the callers' results are cleared.
-func (s *Store) checkedBatch(ctx context.Context, batch []*pending, rows []batchRow) error {
+func (s *Store) checkedBatch(ctx context.Context, batch []*pending, rows []row) error {
 	all := Appended{Positions: make([]int64, len(rows)), Versions: map[string]int64{}}
 	if s.group != nil && s.group.fault != nil {
 		s.group.fault()
 	}
-	if err := s.insertBatch(ctx, s.e.DB, rows, all, nil); err != nil {
+	if _, err := s.insertChunks(ctx, s.e.DB, rows, all, nil); err != nil {
 		for _, p := range batch {
 			p.res = Appended{}
 		}

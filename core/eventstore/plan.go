@@ -68,10 +68,16 @@ func (p plan) oneStatement(streams []Stream) bool {
 // counter's lock instead.
 func (p plan) checksBatch() bool { return p.draws && p.checks }
 
-// computesBatch tells whether a batch's streams appended with Any may have
-// their sequence numbers computed by the insert, with no read (only where
-// the insert also draws the positions: see computedStreams).
-func (p plan) computesBatch() bool { return p.draws && p.ins.NextSequence != "" }
+// computesFor tells whether the streams appended with Any of a batch of n
+// callers may have their sequence numbers computed by the insert, with no
+// read: a lone append's where the insert computes them (computes), a
+// batch's only where the insert also draws the positions.
+func (p plan) computesFor(n int) bool {
+	if n == 1 {
+		return p.computes
+	}
+	return p.draws && p.ins.NextSequence != ""
+}
 
 // returns tells whether an insert of shape returns the rows' positions and
 // sequence numbers: it draws them, or a counter row's ComputedTail
