@@ -33,7 +33,7 @@ type Store struct {
 	plan      plan            // the fast paths an append may take
 	writeMu   sync.Mutex      // serializes appends where the engine allows one writer
 	counterMu sync.Mutex      // queues this process's appends for the counter row
-	txFault   func()          // tests only: runs in appendInTx before the commit
+	txFault   func()          // tests only: runs in a lone append's transaction before the commit
 	retry     Retry           // how Append retries transient errors
 	group     *groupCommit    // queued appends; nil when group commit is off
 }
