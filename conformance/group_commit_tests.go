@@ -18,6 +18,7 @@ func groupCommitTests() []Test {
 		{"eventstore/group_commit_panic_answers_callers", testGroupCommitPanicAnswersCallers},
 		{"eventstore/group_commit_exact_conflicts", testGroupCommitExactConflicts},
 		{"eventstore/group_commit_exact_one_statement", testGroupCommitExactOneStatement},
+		{"eventstore/group_commit_nudges_committed_end", testGroupCommitNudgesCommittedEnd},
 		{"hwm/interleaved_group_commit_tail_reader", testInterleavedGroupCommit},
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
-	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/log/position"
 )
 
@@ -22,6 +21,7 @@ type row struct {
 	table    string
 	vals     [nParams]any
 	index    int    // position in the append's event order
+	caller   int    // the caller of the batch it belongs to
 	computed bool   // sequence_no computed by the database (NextSequence)
 	checked  bool   // sequence_no checked by the database (CheckedSequence)
 	checkAll bool   // so is every row's of its statement (a checked batch)
@@ -62,98 +62,13 @@ func (s *Store) Append(ctx context.Context, streams ...Stream) (Appended, error)
 	return s.appendAlone(ctx, streams, false)
 }
 
-// appendAlone is an append in a transaction of its own, with its retries.
+// appendAlone is an append run as a batch of one, with its retries.
 // afterTransient tells that an earlier try (a group commit's) may have
 // committed the append's events.
 func (s *Store) appendAlone(ctx context.Context, streams []Stream, afterTransient bool) (Appended, error) {
-	anyLost, transients, first := 0, 0, time.Now()
-	for {
-		res, err := s.appendOnce(ctx, streams)
-		if err == nil {
-			s.nudgeCommitted(res)
-			return res, nil
-		}
-		var ce *ConcurrencyError
-		conflict := errors.As(err, &ce)
-		if afterTransient && (conflict || errors.Is(err, ErrDuplicateEvent)) {
-			if res, ok, ferr := s.stored(ctx, streams); ferr == nil && ok {
-				s.nudge()
-				return res, nil
-			}
-		}
-		switch {
-		case conflict && ce.Expected == Any && anyLost < anyRetries:
-			anyLost++ // an Any append only lost the race for the next sequence number
-			continue
-		case !conflict && s.transient(err) && s.retry.Again(transients, first) && ctx.Err() == nil:
-			if s.retry.OnRetry != nil {
-				s.retry.OnRetry(transients, err)
-			}
-			if berr := s.retry.Backoff(ctx, transients); berr != nil {
-				return Appended{}, s.dbErr(err)
-			}
-			transients++
-			afterTransient = true
-			continue
-		}
-		return Appended{}, s.dbErr(err)
-	}
-}
-
-// appendOnce is one try of Append.
-func (s *Store) appendOnce(ctx context.Context, streams []Stream) (Appended, error) {
-	if s.e.Cat.Locks.SerializesWriters {
-		// The engine runs one writing transaction at a time (SQLite): queue
-		// this process's appends here instead of in the engine's busy
-		// handler, which sleeps and retries. (The lock at BEGIN, against
-		// other processes, is the driver's: see LockForms.SerializesWriters.)
-		// It is held for one try: a retry's backoff does not block others.
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
-	}
-	if s.oneStatement(streams) {
-		return s.append(ctx, s.e.DB, streams, false, nil)
-	}
-	return s.appendInTx(ctx, streams)
-}
-
-// appendInTx appends in a transaction of its own. On a counter row, the
-// appends of this process queue on a mutex from just before the counter is
-// taken until the commit: the database lock is then never contended within
-// the process, and a waiting append costs a mutex handoff instead of a
-// database lock wait. Everything before (begin, version reads) overlaps.
-func (s *Store) appendInTx(ctx context.Context, streams []Stream) (Appended, error) {
-	tx, err := s.e.BeginTx(ctx, engine.OpAppend)
-	if err != nil {
-		return Appended{}, err
-	}
-	locked := false
-	defer func() {
-		if locked {
-			s.counterMu.Unlock()
-		}
-	}()
-	// Registered after the unlock, so it runs first: on an error or a
-	// panic the counter row's lock is released before the next append of
-	// this process takes the mutex. After a commit it is a no-op.
-	defer func() { _ = tx.Rollback() }()
-	var beforeLock func()
-	if !s.e.Cat.Locks.SerializesWriters {
-		// Run by the write side just before it takes positions that hold
-		// other appends back until this one commits.
-		beforeLock = func() { s.counterMu.Lock(); locked = true }
-	}
-	res, err := s.append(ctx, tx, streams, false, beforeLock)
-	if err != nil {
-		return Appended{}, err
-	}
-	if s.txFault != nil {
-		s.txFault()
-	}
-	if err := tx.Commit(); err != nil {
-		return Appended{}, s.translate(ctx, err, streams, "")
-	}
-	return res, nil
+	p := newPending(ctx, streams)
+	s.run(ctx, []*pending{p}, afterTransient)
+	return p.res, p.err
 }
 
 // AppendTx appends streams inside the caller's transaction, so the caller's
@@ -175,65 +90,15 @@ func (s *Store) AppendTx(ctx context.Context, tx *sql.Tx, streams ...Stream) (Ap
 	if err := s.checkStreams(streams); err != nil {
 		return Appended{}, err
 	}
-	res, err := s.append(ctx, tx, streams, true, nil)
-	return res, s.dbErr(err)
-}
-
-func streamKey(t, id string) string { return t + "/" + id }
-
-// oneStatement tells whether streams can be appended by one autocommit
-// INSERT: one stream, one chunk, positions and sequence numbers returned by
-// the insert, and an expectation the statement itself can enforce.
-func (s *Store) oneStatement(streams []Stream) bool {
-	if !s.positions.Draws() || len(streams) != 1 {
-		return false
+	p := newPending(ctx, streams)
+	_, err := s.fill(ctx, tx, []*pending{p}, nil, nil, true)
+	if err == nil {
+		err = p.err
 	}
-	// One statement: at most one chunk of the widest shape the stream can take.
-	if len(streams[0].Events) > s.events.MaxRows(s.shape(row{computed: true, checked: true})) {
-		return false
-	}
-	switch streams[0].Expected {
-	case StreamExists:
-		return false
-	}
-	return true
-}
-
-// append does the work of an append on q. beforeLock, when set, runs right
-// before the position counter is taken.
-func (s *Store) append(ctx context.Context, q queryer, streams []Stream, precheck bool, beforeLock func()) (Appended, error) {
-	res := Appended{Versions: map[string]int64{}}
-	// Where the dialect asks for it, positions are taken before any read
-	// of the append (see position.Writer.ReserveFirst).
-	total := 0
-	for _, st := range streams {
-		total += len(st.Events)
-	}
-	reserved, err := s.positions.ReserveFirst(ctx, q, total, beforeLock)
 	if err != nil {
-		return res, err
+		return Appended{}, s.dbErr(err)
 	}
-	var rows []row
-	now := time.Now().UTC()
-	for _, st := range streams {
-		if len(st.Events) == 0 {
-			continue
-		}
-		if rows, err = s.streamRows(ctx, q, st, precheck, now, rows, res.Versions); err != nil {
-			return res, err
-		}
-	}
-	if len(rows) == 0 {
-		return res, nil
-	}
-	res.Positions = make([]int64, len(rows))
-	// Positions the insert does not draw are taken as late as possible:
-	// after every read of the append.
-	if reserved, err = s.positions.Reserve(ctx, q, len(rows), reserved, beforeLock); err != nil {
-		return res, err
-	}
-	stamp(reserved, res.Positions, func(i int) *row { return &rows[i] })
-	return res, s.insertChunks(ctx, q, rows, res, streams)
+	return p.res, nil
 }
 
 // stamp sets the reserved positions, in order, in positions and on the
@@ -249,86 +114,13 @@ func stamp(r position.Reservation, positions []int64, at func(i int) *row) {
 	}
 }
 
-// streamRows appends the rows of one stream's events to rows and records
-// the stream's new version in versions (-1 where the insert computes it).
-func (s *Store) streamRows(ctx context.Context, q queryer, st Stream, precheck bool, now time.Time, rows []row, versions map[string]int64) ([]row, error) {
-	table := s.eventTable(st.AggregateType)
-	seq, how, err := s.startSequence(ctx, q, table, st, precheck)
-	if err != nil {
-		return rows, err
-	}
-	key := streamKey(st.AggregateType, st.AggregateID)
-	part := PartitionKey(st.AggregateID, s.e.Partitions)
-	exact, _ := st.Expected.Exact()
-	for i, ev := range st.Events {
-		seq++
-		r, err := s.eventRow(table, st, ev, seq, part, now)
-		if err != nil {
-			return rows, err
-		}
-		r.index = len(rows)
-		if how == seqComputed {
-			r.vals[pSequenceOffset], r.computed, r.stream = int64(i+1), true, key
-		}
-		if how == seqChecked && i == 0 {
-			r.vals[pExpectedVersion], r.checked = exact, true
-		}
-		rows = append(rows, r)
-	}
-	versions[key] = seq
-	if how == seqComputed {
-		versions[key] = -1 // set from the insert's result
-	}
-	return rows, nil
-}
-
-// How a stream's sequence numbers are known: read (or implied) before the
-// insert, computed by the insert, or checked by the insert.
-const (
-	seqKnown = iota
-	seqComputed
-	seqChecked
-)
-
-// startSequence tells the sequence number before st's first event, and how
-// it is known: read it; or, for NoStream, let the unique constraint on
-// sequence 0 check it (-1); or let the insert check an exact version
-// (CheckedSequence) or compute the next sequence number (NextSequence)
-// itself. Without CheckedSequence an exact version is read: the unique
-// constraint alone cannot tell that version v exists.
-func (s *Store) startSequence(ctx context.Context, q queryer, table string, st Stream, precheck bool) (int64, int, error) {
-	exact, isExact := st.Expected.Exact()
-	switch {
-	case !precheck && st.Expected == NoStream:
-		return -1, seqKnown, nil
-	case !precheck && isExact && s.e.Cat.EventInsert.CheckedSequence != "":
-		// The insert itself checks the version (its first row's sequence
-		// number is NULL unless the stream is at exact).
-		return exact, seqChecked, nil
-	case !precheck && st.Expected == Any && len(st.Events) == 1 && s.computesSequence():
-		// One event: the database computes its sequence number in the
-		// insert. (For a batch, one read of the version is cheaper than a
-		// subquery per row.)
-		return 0, seqComputed, nil
-	}
-	actual, owner, err := s.streamVersion(ctx, q, table, st.AggregateID)
-	if err != nil {
-		return 0, seqKnown, err
-	}
-	if owner != "" && owner != st.AggregateType {
-		return 0, seqKnown, &AggregateIDTakenError{Table: table, AggregateID: st.AggregateID, AggregateType: st.AggregateType, OwnerType: owner}
-	}
-	if !versionMatches(st.Expected, actual) {
-		return 0, seqKnown, &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
-	}
-	return actual, seqKnown, nil
-}
-
 // insertChunks writes rows as one multi-row INSERT per table and chunk, in
-// append order.
-func (s *Store) insertChunks(ctx context.Context, q queryer, rows []row, res Appended, streams []Stream) error {
+// their order; row.index says where each row's position (and, when seqs is
+// not nil, sequence number) goes. On an error it returns the table of the
+// chunk that failed.
+func (s *Store) insertChunks(ctx context.Context, q queryer, rows []row, res Appended, seqs []int64) (string, error) {
 	for start := 0; start < len(rows); {
-		chunk := s.events.MaxRows(s.shape(rows[start]))
+		chunk := s.plan.maxRows(rows[start])
 		end := start + 1
 		// A chunk shares one table and one row shape: a row whose sequence
 		// number the database checks starts a chunk of its own.
@@ -336,25 +128,22 @@ func (s *Store) insertChunks(ctx context.Context, q queryer, rows []row, res App
 			!rows[end].checked && rows[end].computed == rows[start].computed {
 			end++
 		}
-		if err := s.insertRows(ctx, q, rows[start:end], res, nil); err != nil {
-			return s.translate(ctx, err, streams, rows[start].table)
+		// A computed row's offset counts the rows of its stream before it
+		// in the same statement: the statement's subquery sees the rows of
+		// the earlier statements of the transaction, not its own.
+		offsets := map[string]int64{}
+		for i := start; i < end; i++ {
+			if rows[i].computed {
+				offsets[rows[i].stream]++
+				rows[i].vals[pSequenceOffset] = offsets[rows[i].stream]
+			}
+		}
+		if err := s.insertRows(ctx, q, rows[start:end], res, seqs); err != nil {
+			return rows[start].table, err
 		}
 		start = end
 	}
-	return nil
-}
-
-// computesSequence tells whether the insert can compute a stream's next
-// sequence number (NextSequence) and return it: always where it draws the
-// positions, and on a counter row where the dialect declares ComputedTail.
-// On a counter row that is as safe as reading the version first: every
-// append, this one included, holds the counter row locked from before its
-// insert until its commit, so no other append's insert can come between
-// the subquery and the row it computes. (AppendTx reads the version
-// anyway: it reports a conflict before any statement fails.)
-func (s *Store) computesSequence() bool {
-	ins := s.e.Cat.EventInsert
-	return ins.NextSequence != "" && (s.positions.Draws() || ins.ComputedTail != "")
+	return "", nil
 }
 
 // eventRow is the insert row of event ev of st at sequence number seq.
@@ -408,37 +197,6 @@ const (
 	nParams
 )
 
-// The insert's shapes: which expressions replace #{sequence_no}.
-const (
-	variantPlain    = "plain"
-	variantComputed = "computed" // NextSequence in every row
-	variantChecked  = "checked"  // CheckedSequence in the first row
-	variantBoth     = "computed+checked"
-)
-
-// shape is the insert shape of a chunk starting with r.
-func (s *Store) shape(r row) engine.InsertShape {
-	ins := s.e.Cat.EventInsert
-	sh := engine.InsertShape{Tables: map[string]string{"event_store_table": r.table}, Variant: variantPlain}
-	if r.checkAll {
-		sh.Exprs, sh.Variant = map[string]string{"sequence_no": ins.CheckedSequence}, variantCheckedRows
-		return sh
-	}
-	if r.computed {
-		sh.Exprs, sh.Variant = map[string]string{"sequence_no": ins.NextSequence}, variantComputed
-		if !s.positions.Draws() {
-			sh.Tail = ins.ComputedTail // a counter row's insert returns the computed rows
-		}
-	}
-	if r.checked {
-		sh.FirstExprs, sh.Variant = map[string]string{"sequence_no": ins.CheckedSequence}, variantChecked
-		if r.computed {
-			sh.Variant = variantBoth
-		}
-	}
-	return sh
-}
-
 // insertRows runs one chunk of rows (one table, one shape) through the
 // engine's insert. Where the insert returns them (it draws them, or a
 // counter row's ComputedTail returns them), positions go to
@@ -449,8 +207,8 @@ func (s *Store) insertRows(ctx context.Context, tx queryer, rows []row, res Appe
 	for i := range rows {
 		vals[i] = rows[i].vals[:]
 	}
-	shape := s.shape(rows[0])
-	if !s.positions.Draws() && shape.Tail == "" {
+	shape := s.plan.shape(rows[0])
+	if !s.plan.returns(shape) {
 		_, err := s.events.Exec(ctx, tx, shape, vals)
 		return err
 	}

@@ -129,10 +129,8 @@ func (e *GroupCommitPanicError) Unwrap() error {
 
 // append queues streams and returns their own outcome.
 func (g *groupCommit) append(ctx context.Context, s *Store, streams []Stream) (Appended, error) {
-	p := &pending{ctx: ctx, streams: streams, done: make(chan struct{}), lead: make(chan struct{})}
-	for _, st := range streams {
-		p.events += len(st.Events)
-	}
+	p := newPending(ctx, streams)
+	p.done, p.lead = make(chan struct{}), make(chan struct{})
 	g.mu.Lock()
 	g.queue = append(g.queue, p)
 	if !g.leading {
@@ -232,15 +230,14 @@ func (g *groupCommit) take() []*pending {
 }
 
 // commitGroup runs a batch and answers each of its callers. A caller alone
-// takes Append's own path with its own ctx (what it would do without group
+// is a lone append with its own ctx (what it would be without group
 // commit); a batch runs to its end whatever its callers' ctx do.
 //
 // A panic is recovered here: without it the leader's goroutine unwinds with
 // the lead held, and every queued caller (and every later one) waits
 // forever. Each caller of the batch not yet answered gets a
 // *GroupCommitPanicError, and runBatch hands the lead on. A transaction the
-// panic leaves open is rolled back: the batch's own by batchOnce's defers,
-// a lone append's by appendInTx's.
+// panic leaves open is rolled back by try's defers.
 func (s *Store) commitGroup(batch []*pending) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -252,12 +249,11 @@ func (s *Store) commitGroup(batch []*pending) {
 			}
 		}
 	}()
-	if len(batch) == 1 {
-		p := batch[0]
-		p.answer(s.appendAlone(p.ctx, p.streams, false))
-		return
+	ctx := batch[0].ctx
+	if len(batch) > 1 {
+		ctx = context.WithoutCancel(ctx)
 	}
-	s.appendBatch(context.WithoutCancel(batch[0].ctx), batch)
+	s.run(ctx, batch, false)
 	for _, p := range batch {
 		p.answer(p.res, p.err)
 	}

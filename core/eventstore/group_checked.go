@@ -15,19 +15,6 @@ import (
 // (batchRows), which reads the actual versions, refuses the callers whose
 // expectation fails with the version it read, and commits the others.
 
-// variantCheckedRows is the insert shape with CheckedSequence in every row.
-const variantCheckedRows = "checked-rows"
-
-// checksInInsert tells whether a batch's exact versions can be checked by
-// its insert instead of read first: the dialect has CheckedSequence and
-// the insert draws the positions (one autocommit statement, which does not
-// see its own rows, so every row of a stream checks the version the
-// stream had before the statement). On a counter row the versions are
-// read under the counter's lock, as before.
-func (s *Store) checksInInsert() bool {
-	return s.positions.Draws() && s.e.Cat.EventInsert.CheckedSequence != ""
-}
-
 // tryCheckedBatch runs batch as one checked insert where it can. done is
 // false when the batch must take the read path: it cannot be checked, or
 // the insert refused it for a reason that is not transient (a version, a
@@ -55,16 +42,16 @@ func (s *Store) tryCheckedBatch(ctx context.Context, batch []*pending, total int
 // or StreamExists (those need a read, or a computed number), more rows
 // than one statement carries, or a caller whose expectation cannot hold
 // after the earlier callers of the batch (the read path refuses it).
-func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool, error) {
-	if !s.checksInInsert() || total > s.events.MaxRows(s.shape(row{checkAll: true})) {
+func (s *Store) checkedBatchRows(batch []*pending, total int) ([]row, bool, error) {
+	if !s.plan.checksBatch() || total > s.plan.maxRows(row{checkAll: true}) {
 		return nil, false, nil
 	}
 	type state struct {
 		before, cur int64 // version before the statement; after the rows so far
 		table       string
 	}
-	states := map[string]*state{}
-	var rows []batchRow
+	states := map[key]*state{}
+	var rows []row
 	now := time.Now().UTC()
 	for ci, p := range batch {
 		versions := map[string]int64{}
@@ -79,8 +66,8 @@ func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool,
 			if !ok {
 				return nil, false, nil
 			}
-			table := s.eventTable(st.AggregateType)
-			k := table + "\x00" + st.AggregateID
+			k := s.key(st)
+			table := k.table
 			cur := states[k]
 			switch {
 			case cur == nil:
@@ -99,10 +86,10 @@ func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool,
 				if err != nil {
 					return nil, false, err
 				}
-				r.vals[pExpectedVersion], r.checkAll = cur.before, true
-				rows = append(rows, batchRow{row: r, caller: ci})
+				r.vals[pExpectedVersion], r.checkAll, r.caller, r.index = cur.before, true, ci, len(rows)
+				rows = append(rows, r)
 			}
-			versions[streamKey(st.AggregateType, st.AggregateID)] = cur.cur
+			versions[versionKey(st)] = cur.cur
 		}
 		p.res.Versions = versions
 	}
@@ -112,17 +99,12 @@ func (s *Store) checkedBatchRows(batch []*pending, total int) ([]batchRow, bool,
 // checkedBatch inserts rows, from checkedBatchRows, in one autocommit
 // statement and gives each caller its positions. On an error nothing is
 // stored and the callers' results are cleared.
-func (s *Store) checkedBatch(ctx context.Context, batch []*pending, rows []batchRow) error {
-	plain := make([]row, len(rows))
-	for i := range rows {
-		plain[i] = rows[i].row
-		plain[i].index = i
-	}
+func (s *Store) checkedBatch(ctx context.Context, batch []*pending, rows []row) error {
 	all := Appended{Positions: make([]int64, len(rows)), Versions: map[string]int64{}}
 	if s.group != nil && s.group.fault != nil {
 		s.group.fault()
 	}
-	if err := s.insertRows(ctx, s.e.DB, plain, all, nil); err != nil {
+	if _, err := s.insertChunks(ctx, s.e.DB, rows, all, nil); err != nil {
 		for _, p := range batch {
 			p.res = Appended{}
 		}

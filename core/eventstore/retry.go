@@ -97,7 +97,7 @@ func (s *Store) stored(ctx context.Context, streams []Stream) (res Appended, ok 
 				return Appended{}, false, nil
 			}
 			res.Positions = append(res.Positions, r.GlobalPosition)
-			key := streamKey(st.AggregateType, st.AggregateID)
+			key := versionKey(st)
 			res.Versions[key] = max(res.Versions[key], r.SequenceNo)
 		}
 	}

@@ -61,11 +61,19 @@ func TestRetryFindsItsOwnCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := s.appendOnce(ctx, streams)
+	once := func() (Appended, error) { // one try, no retry
+		p := newPending(ctx, streams)
+		err := s.try(ctx, []*pending{p})
+		if err == nil {
+			err = p.err
+		}
+		return p.res, err
+	}
+	first, err := once()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.appendOnce(ctx, streams)
+	_, err = once()
 	if !errors.Is(err, ErrConcurrency) && !errors.Is(err, ErrDuplicateEvent) {
 		t.Fatalf("the retried try: want a conflict or a duplicate id, got %v", err)
 	}

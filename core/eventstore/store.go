@@ -30,9 +30,10 @@ type Store struct {
 	nudger    Nudger
 	events    *engine.Insert  // the event insert
 	positions position.Writer // the position strategy's write side
+	plan      plan            // the fast paths an append may take
 	writeMu   sync.Mutex      // serializes appends where the engine allows one writer
 	counterMu sync.Mutex      // queues this process's appends for the counter row
-	txFault   func()          // tests only: runs in appendInTx before the commit
+	txFault   func()          // tests only: runs in a lone append's transaction before the commit
 	retry     Retry           // how Append retries transient errors
 	group     *groupCommit    // queued appends; nil when group commit is off
 }
@@ -42,6 +43,7 @@ type Store struct {
 func New(e *engine.Engine, nudger Nudger, opts ...Option) *Store {
 	s := &Store{e: e, nudger: normaliseNudger(nudger), events: e.NewInsert("event insert", e.Cat.EventInsert, rowParams), retry: DefaultRetry,
 		positions: position.Of(e).Writer(engine.EventStorePositions), group: &groupCommit{}}
+	s.plan = newPlan(e.Cat.EventInsert, s.events, s.positions)
 	for _, o := range opts {
 		o(s)
 	}
