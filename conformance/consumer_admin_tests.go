@@ -18,6 +18,7 @@ func consumerAdminTests() []Test {
 	return []Test{
 		{"consumer/admin_status_lag_and_counts", testAdminStatus},
 		{"consumer/admin_pause_resume_fresh_budget", testAdminPauseResume},
+		{"consumer/registry_resume_fresh_budget", testRegistryResume},
 		{"consumer/admin_resume_past_records_skips", testAdminResumePast},
 		{"consumer/admin_retry_dead_letters", testAdminRetry},
 		{"consumer/admin_delete_dead_letters", testAdminDelete},
@@ -287,6 +288,42 @@ func testAdminPauseResume(t T, env *Env) {
 		t.Errorf("resume lost the last failure's reason: %q", rows[halted].FailureReason)
 	}
 	f.expectSkips(t, engine.EventStoreTopic)
+}
+
+// testRegistryResume: Registry.Resume (by id) follows the same rule as
+// the operator's: the HALTED rows become FAILED with a fresh budget in the
+// resume's transaction, the others stay as they were.
+func testRegistryResume(t T, env *Env) {
+	f := newAdminFixture(t, env)
+	ctx := context.Background()
+	next := f.clock.Now().Add(time.Hour)
+	halted := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 1, key: "k", pos: 7, status: consumer.StatusHalted, failures: 3, reason: "poison"})
+	waiting := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 1, key: "k", pos: 9, status: consumer.StatusWaiting})
+	failed := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 1, key: "other", pos: 8, status: consumer.StatusFailed, failures: 1, nextRetry: &next})
+	if err := f.reg.Halt(ctx, f.id, consumer.ApplyError); err != nil {
+		t.Fatal(err)
+	}
+	since := f.clock.Add(time.Minute)
+	if err := f.reg.Resume(ctx, f.id); err != nil {
+		t.Fatal(err)
+	}
+	checkState(t, mustConsumer(t, f.reg, f.id), consumer.Running, "", 0, since)
+	rows := f.rows(t)
+	adminExpectRow(t, rows, halted, consumer.StatusFailed, 0)
+	adminExpectRow(t, rows, waiting, consumer.StatusWaiting, 0)
+	adminExpectRow(t, rows, failed, consumer.StatusFailed, 1)
+	if rows[halted].FailureReason != "poison" || rows[halted].NextRetryAt != nil {
+		t.Errorf("resumed row: reason %q next retry %v, want \"poison\" and none", rows[halted].FailureReason, rows[halted].NextRetryAt)
+	}
+	// A paused consumer resumes the same way (no HALTED row is left here).
+	if err := f.reg.Pause(ctx, f.id); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.reg.Resume(ctx, f.id); err != nil {
+		t.Fatal(err)
+	}
+	checkState(t, mustConsumer(t, f.reg, f.id), consumer.Running, "", 0, f.clock.Now())
+	expectErr[*consumer.TransitionError](t, f.reg.Resume(ctx, f.id), "resuming a running consumer")
 }
 
 func testAdminResumePast(t T, env *Env) {

@@ -185,15 +185,9 @@ func (r *Registry) messageCopy(ctx context.Context, id string) (string, bool, er
 }
 
 // haltIn halts consumer id for reason on q (a transaction), from running
-// only; false when it was not running.
+// only (the halt's rule); false when it was not running.
 func (r *Registry) haltIn(ctx context.Context, q engine.Querier, id string, reason HaltReason) (bool, error) {
-	res, err := r.e.Exec(ctx, q, dialect.ConsumerSetState, nil, map[string]any{
-		"id": id, "state": string(Halted), "halt_reason": string(reason), "state_since": r.stamp(), "from_state": string(Running)})
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n > 0, err
+	return r.writeState(ctx, q, id, Running, moveHalt, reason)
 }
 
 // inTx runs fn in a transaction of its own (engine.InTx: retried whole
