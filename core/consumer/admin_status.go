@@ -73,7 +73,7 @@ type UndeliveredView struct {
 // IsDeadLetter says the row waits for an operator (DEAD_LETTER or
 // DEAD_LETTER_KEY).
 func (u UndeliveredView) IsDeadLetter() bool {
-	return u.Status == StatusDeadLetter || u.Status == StatusDeadLetterKey
+	return u.Status.Retryable()
 }
 
 // adminUndeliveredRow is the sqlx scan target of UndeliveredList.

@@ -46,9 +46,6 @@ type UndeliveredRow struct {
 	RecordedAt    time.Time
 }
 
-// holds tells whether the row holds its key: every status but DEAD_LETTER.
-func (u UndeliveredRow) holds() bool { return u.Status != StatusDeadLetter }
-
 // UndeliveredRows returns every undelivered row of consumer id, in source,
 // partition and position order.
 func (r *Registry) UndeliveredRows(ctx context.Context, id string) ([]UndeliveredRow, error) {

@@ -111,7 +111,7 @@ func (r *Runner) holding(m Message) (status DeliveryStatus, recorded bool) {
 		if u.Position == m.Position {
 			return "", true
 		}
-		if u.Position < m.Position && u.holds() && status == "" {
+		if u.Position < m.Position && u.Status.Holds() && status == "" {
 			status = StatusWaiting
 			if u.Status == StatusDeadLetterKey {
 				status = StatusDeadLetterKey

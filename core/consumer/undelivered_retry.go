@@ -28,7 +28,7 @@ func (r *Runner) retryHeads(ctx context.Context) int {
 			continue // retried by the partition's owner
 		}
 		for _, u := range rows {
-			if u.holds() {
+			if u.Status.Holds() {
 				w := WorkerOf(k.key, r.opts.Workers)
 				byWorker[w] = append(byWorker[w], k)
 				break
@@ -63,7 +63,7 @@ func (r *Runner) head(k keyRef) *UndeliveredRow {
 	r.dmu.Lock()
 	defer r.dmu.Unlock()
 	for _, u := range r.rows[k] {
-		if u.holds() {
+		if u.Status.Holds() {
 			return u
 		}
 	}
@@ -98,12 +98,7 @@ func (r *Runner) retryKey(ctx context.Context, k keyRef) int {
 			}
 			continue
 		}
-		// A HALTED head of a running consumer was resumed (or the runner
-		// crashed between recording it and halting): retried with a fresh
-		// budget, as the spec's "a resume or a start retries it".
-		due := h.Status == StatusWaiting || h.Status == StatusHalted ||
-			h.Status == StatusFailed && (h.NextRetryAt.IsZero() || !h.NextRetryAt.After(r.opts.Now().UTC()))
-		if !due {
+		if !h.Status.Due(h.NextRetryAt, r.opts.Now().UTC()) {
 			return applied
 		}
 		ok, err := r.retryRow(ctx, h)
@@ -111,7 +106,7 @@ func (r *Runner) retryKey(ctx context.Context, k keyRef) int {
 		case err != nil:
 			r.opts.Logger.Warn("consumer retry not recorded", "consumer", r.c.Name, "err", err)
 			return applied
-		case !ok && h.Status != StatusDeadLetter:
+		case !ok && h.Status.Holds():
 			return applied // still holds the key
 		case ok:
 			applied++
