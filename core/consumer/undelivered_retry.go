@@ -209,31 +209,23 @@ func (r *Runner) retryRow(ctx context.Context, h *UndeliveredRow) (ok bool, err 
 }
 
 // retryFailed records a head's further failure: count + 1 and its next
-// retry, or, its budget spent, the error policy's status (HALTED halts the
-// consumer; DEAD_LETTER_KEY holds the key's WAITING rows dead), in one
-// transaction.
+// retry, or, its budget spent, the error policy's outcome (writeOutcome),
+// in one transaction. A HALTED head retried was resumed: a fresh budget.
 func (r *Runner) retryFailed(ctx context.Context, h *UndeliveredRow, cause error) error {
 	count := h.FailureCount
 	if h.Status == StatusHalted {
-		count = 0 // resumed: a fresh budget
+		count = 0
 	}
-	u := r.failedOnce(h.Source, count, cause)
+	u, o := r.failed(h.Source, count, cause)
 	u.ID, u.Partition, u.Key, u.Position, u.RecordedAt = h.ID, h.Partition, h.Key, h.Position, h.RecordedAt
 	halted := false
 	err := r.reg.inTx(ctx, func(tx *sql.Tx) error {
-		halted = false
-		if ok, err := r.reg.updateUndelivered(ctx, tx, u, h.Status, h.FailureCount); err != nil || !ok {
-			return errors.Join(err, errRowChanged)
+		written, ok, err := r.writeOutcome(ctx, tx, &u, o, h, nil)
+		halted = ok
+		if err == nil && !written {
+			return errRowChanged
 		}
-		switch u.Status {
-		case StatusHalted:
-			ok, err := r.reg.haltIn(ctx, tx, r.c.ID, ApplyError)
-			halted = ok
-			return err
-		case StatusDeadLetterKey:
-			return r.reg.holdKeyDead(ctx, tx, r.c.ID, u)
-		}
-		return nil
+		return err
 	})
 	if errors.Is(err, errRowChanged) {
 		return nil
@@ -241,16 +233,6 @@ func (r *Runner) retryFailed(ctx context.Context, h *UndeliveredRow, cause error
 	if err != nil {
 		return err
 	}
-	r.dmu.Lock()
-	*h = u
-	if u.Status == StatusDeadLetterKey {
-		for _, f := range r.rows[keyRef{u.Source, u.Partition, u.Key}] {
-			if f.Status == StatusWaiting {
-				f.Status = StatusDeadLetterKey
-			}
-		}
-	}
-	r.dmu.Unlock()
-	r.noteRecorded(u, halted)
+	r.settle(u, o, h, halted)
 	return nil
 }
