@@ -86,9 +86,9 @@ func (s step) refusal(c Consumer, actual State) error {
 }
 
 // apply makes move s of consumer c (as read) on q, a transaction: the
-// compare-and-set write of the row (state, halt_reason and state_since
-// together, only from the state c was read in) and the move's row
-// effects. A refused move is a *TransitionError (or *NotHaltedError) and
+// move's row effects and the compare-and-set write of the consumer's row
+// (state, halt_reason and state_since together, only from the state c was
+// read in). A refused move is a *TransitionError (or *NotHaltedError) and
 // writes nothing the caller commits. A move that raises the epoch sets
 // s.epoch to the new one.
 func (r *Registry) apply(ctx context.Context, q engine.Querier, c Consumer, s *step, ch *Changes) error {
@@ -96,14 +96,13 @@ func (r *Registry) apply(ctx context.Context, q engine.Querier, c Consumer, s *s
 	if !slices.Contains(ru.from, c.State) {
 		return s.refusal(c, c.State)
 	}
-	if ok, err := r.writeState(ctx, q, c.ID, c.State, s.move, s.reason); err != nil {
-		return fmt.Errorf("consumer %s: %s: %w", c.label(), s.move, err)
-	} else if !ok { // another writer changed the state since it was read
-		now, _ := r.get(ctx, q, c.ID)
-		return s.refusal(c, now.State)
-	}
-	ch.State = ru.to
+	// The rows are written before the consumer's row, in the runner's order
+	// (undelivered rows, then its halt); a rebuild's begin raises the epoch
+	// first, the fence every checkpoint write after it checks.
 	if ru.epoch {
+		if err := r.writeMove(ctx, q, c, s, ch); err != nil {
+			return err
+		}
 		s.epoch = c.Epoch + 1
 	}
 	if ru.replay {
@@ -114,7 +113,33 @@ func (r *Registry) apply(ctx context.Context, q engine.Querier, c Consumer, s *s
 			return err
 		}
 	}
-	if ru.halted == keepHalted {
+	if err := r.moveHalted(ctx, q, c, ru.halted, ch); err != nil {
+		return err
+	}
+	if ru.epoch {
+		return nil
+	}
+	return r.writeMove(ctx, q, c, s, ch)
+}
+
+// writeMove writes move s's state on c's row; another writer's change
+// since c was read refuses it.
+func (r *Registry) writeMove(ctx context.Context, q engine.Querier, c Consumer, s *step, ch *Changes) error {
+	ok, err := r.writeState(ctx, q, c.ID, c.State, s.move, s.reason)
+	if err != nil {
+		return fmt.Errorf("consumer %s: %s: %w", c.label(), s.move, err)
+	}
+	if !ok {
+		now, _ := r.get(ctx, q, c.ID)
+		return s.refusal(c, now.State)
+	}
+	ch.State = rules[s.move].to
+	return nil
+}
+
+// moveHalted does what a move does to c's HALTED rows.
+func (r *Registry) moveHalted(ctx context.Context, q engine.Querier, c Consumer, h haltedRows, ch *Changes) error {
+	if h == keepHalted {
 		return nil
 	}
 	rows, err := r.undeliveredViews(ctx, q, c)
@@ -125,7 +150,7 @@ func (r *Registry) apply(ctx context.Context, q engine.Querier, c Consumer, s *s
 		if u.Status != StatusHalted {
 			continue
 		}
-		if ru.halted == releaseHalted {
+		if h == releaseHalted {
 			err = r.release(ctx, q, u, StatusFailed, ch)
 		} else {
 			err = r.deleteAndSkip(ctx, q, c.ID, u, ch)
