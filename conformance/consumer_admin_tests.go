@@ -18,6 +18,7 @@ func consumerAdminTests() []Test {
 	return []Test{
 		{"consumer/admin_status_lag_and_counts", testAdminStatus},
 		{"consumer/admin_pause_resume_fresh_budget", testAdminPauseResume},
+		{"consumer/registry_resume_fresh_budget", testRegistryResume},
 		{"consumer/admin_resume_past_records_skips", testAdminResumePast},
 		{"consumer/admin_retry_dead_letters", testAdminRetry},
 		{"consumer/admin_delete_dead_letters", testAdminDelete},
@@ -266,27 +267,68 @@ func testAdminPauseResume(t T, env *Env) {
 	expectErr[*consumer.TransitionError](t, err, "resuming a running consumer")
 
 	// A halted consumer's HALTED row gets a fresh budget with the resume.
-	next := f.clock.Now().Add(time.Hour)
-	halted := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 0, key: "k", pos: 7, status: consumer.StatusHalted, failures: 3, reason: "poison"})
-	waiting := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 0, key: "k", pos: 9, status: consumer.StatusWaiting})
-	failed := f.insert(t, adminRow{source: engine.EventStoreTopic, partition: 0, key: "other", pos: 8, status: consumer.StatusFailed, failures: 1, nextRetry: &next})
-	if err := f.reg.Halt(ctx, f.id, consumer.ApplyError); err != nil {
-		t.Fatal(err)
-	}
+	ids := f.haltWithRows(t, 0)
 	since = f.clock.Add(time.Minute)
 	ch = adminMust(t, "resume halted")(f.op.Resume(ctx, f.ref))
 	if ch.State != consumer.Running || ch.Released != 1 || ch.Waiting != 0 || ch.Deleted != 0 {
 		t.Errorf("resume changed %+v, want running with 1 released", ch)
 	}
 	checkState(t, mustConsumer(t, f.reg, f.id), consumer.Running, "", 0, since)
-	rows := f.rows(t)
-	adminExpectRow(t, rows, halted, consumer.StatusFailed, 0)
-	adminExpectRow(t, rows, waiting, consumer.StatusWaiting, 0)
-	adminExpectRow(t, rows, failed, consumer.StatusFailed, 1)
-	if rows[halted].FailureReason != "poison" {
-		t.Errorf("resume lost the last failure's reason: %q", rows[halted].FailureReason)
-	}
+	f.expectResumed(t, ids)
 	f.expectSkips(t, engine.EventStoreTopic)
+}
+
+// haltWithRows records a HALTED row with a WAITING row behind it and a
+// FAILED row of another key in partition, and halts the consumer; it
+// returns the rows' ids (halted, waiting, failed).
+func (f *adminFixture) haltWithRows(t T, partition int) [3]string {
+	next := f.clock.Now().Add(time.Hour)
+	ids := [3]string{
+		f.insert(t, adminRow{source: engine.EventStoreTopic, partition: partition, key: "k", pos: 7, status: consumer.StatusHalted, failures: 3, reason: "poison"}),
+		f.insert(t, adminRow{source: engine.EventStoreTopic, partition: partition, key: "k", pos: 9, status: consumer.StatusWaiting}),
+		f.insert(t, adminRow{source: engine.EventStoreTopic, partition: partition, key: "other", pos: 8, status: consumer.StatusFailed, failures: 1, nextRetry: &next}),
+	}
+	if err := f.reg.Halt(context.Background(), f.id, consumer.ApplyError); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// expectResumed checks haltWithRows' rows after a resume: the HALTED row
+// FAILED with a fresh budget (due at once, its reason kept), the others
+// as they were.
+func (f *adminFixture) expectResumed(t T, ids [3]string) {
+	rows := f.rows(t)
+	adminExpectRow(t, rows, ids[0], consumer.StatusFailed, 0)
+	adminExpectRow(t, rows, ids[1], consumer.StatusWaiting, 0)
+	adminExpectRow(t, rows, ids[2], consumer.StatusFailed, 1)
+	if rows[ids[0]].FailureReason != "poison" {
+		t.Errorf("resume lost the last failure's reason: %q", rows[ids[0]].FailureReason)
+	}
+}
+
+// testRegistryResume: Registry.Resume (by id) follows the same rule as
+// the operator's: the HALTED rows become FAILED with a fresh budget in the
+// resume's transaction, the others stay as they were.
+func testRegistryResume(t T, env *Env) {
+	f := newAdminFixture(t, env)
+	ctx := context.Background()
+	ids := f.haltWithRows(t, 1)
+	since := f.clock.Add(time.Minute)
+	if err := f.reg.Resume(ctx, f.id); err != nil {
+		t.Fatal(err)
+	}
+	checkState(t, mustConsumer(t, f.reg, f.id), consumer.Running, "", 0, since)
+	f.expectResumed(t, ids)
+	// A paused consumer resumes the same way (no HALTED row is left here).
+	if err := f.reg.Pause(ctx, f.id); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.reg.Resume(ctx, f.id); err != nil {
+		t.Fatal(err)
+	}
+	checkState(t, mustConsumer(t, f.reg, f.id), consumer.Running, "", 0, f.clock.Now())
+	expectErr[*consumer.TransitionError](t, f.reg.Resume(ctx, f.id), "resuming a running consumer")
 }
 
 func testAdminResumePast(t T, env *Env) {

@@ -28,16 +28,7 @@ func (e *NotHaltedError) Unwrap() error { return ErrTransition }
 // Pause stops the consumer (running → PAUSED) until Resume; every
 // instance's runner stops at its next poll.
 func (o *Operator) Pause(ctx context.Context, ref Ref) (Changes, error) {
-	c, err := o.resolve(ctx, ref)
-	if err != nil {
-		return Changes{}, err
-	}
-	if c.State != Running {
-		return Changes{}, &TransitionError{ID: c.ID, Consumer: c.Ref(), From: c.State, To: Paused, Actual: c.State}
-	}
-	return o.inTx(ctx, func(q engine.Querier, ch *Changes) error {
-		return o.setState(ctx, q, c, Paused, ch)
-	})
+	return o.move(ctx, ref, movePause)
 }
 
 // Resume makes a PAUSED or HALTED consumer run again. Its HALTED rows
@@ -45,54 +36,25 @@ func (o *Operator) Pause(ctx context.Context, ref Ref) (Changes, error) {
 // transaction of the state change, so the runner retries the poison
 // message first.
 func (o *Operator) Resume(ctx context.Context, ref Ref) (Changes, error) {
-	c, err := o.resolve(ctx, ref)
-	if err != nil {
-		return Changes{}, err
-	}
-	if c.State != Paused && c.State != Halted {
-		return Changes{}, &TransitionError{ID: c.ID, Consumer: c.Ref(), From: c.State, To: Running, Actual: c.State}
-	}
-	return o.inTx(ctx, func(q engine.Querier, ch *Changes) error {
-		rows, err := o.undelivered(ctx, q, c)
-		if err != nil {
-			return err
-		}
-		for _, u := range rows {
-			if u.Status == StatusHalted {
-				if err := o.release(ctx, q, u, StatusFailed, ch); err != nil {
-					return err
-				}
-			}
-		}
-		return o.setState(ctx, q, c, Running, ch)
-	})
+	return o.move(ctx, ref, moveResume)
 }
 
 // ResumePast makes a HALTED consumer run again past its poison messages:
 // its HALTED rows are deleted and a skip is recorded for each, in the
 // transaction of the state change; WAITING rows behind them become heads.
+// Any other state is a *NotHaltedError.
 func (o *Operator) ResumePast(ctx context.Context, ref Ref) (Changes, error) {
+	return o.move(ctx, ref, moveResumePast)
+}
+
+// move finds the consumer and makes move m (Registry.apply's rules) in one
+// transaction.
+func (o *Operator) move(ctx context.Context, ref Ref, m move) (Changes, error) {
 	c, err := o.resolve(ctx, ref)
 	if err != nil {
 		return Changes{}, err
 	}
-	if c.State != Halted {
-		return Changes{}, &NotHaltedError{Consumer: ref, State: c.State}
-	}
-	return o.inTx(ctx, func(q engine.Querier, ch *Changes) error {
-		rows, err := o.undelivered(ctx, q, c)
-		if err != nil {
-			return err
-		}
-		for _, u := range rows {
-			if u.Status == StatusHalted {
-				if err := o.deleteAndSkip(ctx, q, c.ID, u, ch); err != nil {
-					return err
-				}
-			}
-		}
-		return o.setState(ctx, q, c, Running, ch)
-	})
+	return o.r.move(ctx, c, &step{move: m})
 }
 
 // RetryDeadLetters gives the selected dead letters a fresh budget: rows
@@ -117,9 +79,9 @@ func (o *Operator) RetryDeadLetters(ctx context.Context, ref Ref, sel Selector) 
 				if u.Failures == 0 { // held dead behind the key's first dead letter
 					to = StatusWaiting
 				}
-				err = o.release(ctx, q, u, to, ch)
+				err = o.r.release(ctx, q, u, to, ch)
 			case u.Status == StatusDeadLetter && hasRow(picked, u.ID):
-				err = o.release(ctx, q, u, StatusFailed, ch)
+				err = o.r.release(ctx, q, u, StatusFailed, ch)
 			}
 			if err != nil {
 				return err
@@ -140,7 +102,7 @@ func (o *Operator) onDeadLetters(ctx context.Context, ref Ref, sel Selector, fn 
 		return Changes{}, err
 	}
 	return o.inTx(ctx, func(q engine.Querier, ch *Changes) error {
-		rows, err := o.undelivered(ctx, q, c)
+		rows, err := o.r.undeliveredViews(ctx, q, c)
 		if err != nil {
 			return err
 		}
@@ -161,7 +123,7 @@ func (o *Operator) DeleteDeadLetters(ctx context.Context, ref Ref, sel Selector)
 	return o.onDeadLetters(ctx, ref, sel, func(q engine.Querier, ch *Changes, c Consumer, rows, picked []UndeliveredView) error {
 		gone := map[string]bool{}
 		for _, u := range picked {
-			if err := o.deleteAndSkip(ctx, q, c.ID, u, ch); err != nil {
+			if err := o.r.deleteAndSkip(ctx, q, c.ID, u, ch); err != nil {
 				return err
 			}
 			gone[u.ID] = true
@@ -177,7 +139,7 @@ func (o *Operator) DeleteDeadLetters(ctx context.Context, ref Ref, sel Selector)
 			if gone[u.ID] || u.Status != StatusDeadLetterKey || held[heldKeyOf(u)] {
 				continue
 			}
-			if err := o.release(ctx, q, u, StatusWaiting, ch); err != nil {
+			if err := o.r.release(ctx, q, u, StatusWaiting, ch); err != nil {
 				return err
 			}
 		}
@@ -261,29 +223,10 @@ func (o *Operator) Unsubscribe(ctx context.Context, ref Ref, source string) (Cha
 	})
 }
 
-// setState is the compare-and-set write of the consumer's state on q.
-func (o *Operator) setState(ctx context.Context, q engine.Querier, c Consumer, to State, ch *Changes) error {
-	var state any
-	if to != Running {
-		state = string(to)
-	}
-	n, err := rowsChanged(o.r.e.Exec(ctx, q, dialect.ConsumerSetState, nil, map[string]any{
-		"id": c.ID, "state": state, "halt_reason": nil, "state_since": o.r.stamp(), "from_state": string(c.State)}))
-	if err != nil {
-		return fmt.Errorf("consumer %s/%s: %s: %w", c.Type, c.Name, to, err)
-	}
-	if n == 0 { // another writer changed the state since it was read
-		now, _ := o.r.get(ctx, q, c.ID)
-		return &TransitionError{ID: c.ID, Consumer: c.Ref(), From: c.State, To: to, Actual: now.State}
-	}
-	ch.State = to
-	return nil
-}
-
 // release gives row u a fresh budget as status to (FAILED or WAITING),
 // guarded by the status it was read with.
-func (o *Operator) release(ctx context.Context, q engine.Querier, u UndeliveredView, to DeliveryStatus, ch *Changes) error {
-	n, err := rowsChanged(o.r.e.Exec(ctx, q, dialect.AdminUndeliveredRelease, nil, map[string]any{
+func (r *Registry) release(ctx context.Context, q engine.Querier, u UndeliveredView, to DeliveryStatus, ch *Changes) error {
+	n, err := rowsChanged(r.e.Exec(ctx, q, dialect.AdminUndeliveredRelease, nil, map[string]any{
 		"id": u.ID, "status": string(to), "from_status": string(u.Status)}))
 	if err != nil {
 		return fmt.Errorf("undelivered %s: %s → %s: %w", u.ID, u.Status, to, err)
@@ -298,8 +241,8 @@ func (o *Operator) release(ctx context.Context, q engine.Querier, u UndeliveredV
 
 // deleteAndSkip deletes row u (guarded by its status) and records the
 // skip of its message for its key.
-func (o *Operator) deleteAndSkip(ctx context.Context, q engine.Querier, id string, u UndeliveredView, ch *Changes) error {
-	n, err := rowsChanged(o.r.e.Exec(ctx, q, dialect.AdminUndeliveredDeleteOne, nil, map[string]any{"id": u.ID, "from_status": string(u.Status)}))
+func (r *Registry) deleteAndSkip(ctx context.Context, q engine.Querier, id string, u UndeliveredView, ch *Changes) error {
+	n, err := rowsChanged(r.e.Exec(ctx, q, dialect.AdminUndeliveredDeleteOne, nil, map[string]any{"id": u.ID, "from_status": string(u.Status)}))
 	if err != nil {
 		return fmt.Errorf("undelivered %s: delete: %w", u.ID, err)
 	}
@@ -307,7 +250,7 @@ func (o *Operator) deleteAndSkip(ctx context.Context, q engine.Querier, id strin
 		return nil
 	}
 	ch.Deleted += n
-	if err := o.r.recordSkip(ctx, q, id, Skip{Source: u.Source, Partition: u.Partition, Position: u.Position, Key: u.Key}); err != nil {
+	if err := r.recordSkip(ctx, q, id, Skip{Source: u.Source, Partition: u.Partition, Position: u.Position, Key: u.Key}); err != nil {
 		return err
 	}
 	ch.Skips++

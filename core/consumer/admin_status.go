@@ -73,7 +73,7 @@ type UndeliveredView struct {
 // IsDeadLetter says the row waits for an operator (DEAD_LETTER or
 // DEAD_LETTER_KEY).
 func (u UndeliveredView) IsDeadLetter() bool {
-	return u.Status == StatusDeadLetter || u.Status == StatusDeadLetterKey
+	return u.Status.Retryable()
 }
 
 // adminUndeliveredRow is the sqlx scan target of UndeliveredList.
@@ -283,11 +283,13 @@ func (o *Operator) Undelivered(ctx context.Context, ref Ref) ([]UndeliveredView,
 	if err != nil {
 		return nil, err
 	}
-	return o.undelivered(ctx, o.r.e.DB, c)
+	return o.r.undeliveredViews(ctx, o.r.e.DB, c)
 }
 
-func (o *Operator) undelivered(ctx context.Context, q engine.Querier, c Consumer) ([]UndeliveredView, error) {
-	rows, err := adminSelect[adminUndeliveredRow](ctx, o.r, q, dialect.AdminUndeliveredList, map[string]any{"consumer_id": c.ID})
+// undeliveredViews reads consumer c's undelivered rows on q, in source,
+// partition and position order.
+func (r *Registry) undeliveredViews(ctx context.Context, q engine.Querier, c Consumer) ([]UndeliveredView, error) {
+	rows, err := adminSelect[adminUndeliveredRow](ctx, r, q, dialect.AdminUndeliveredList, map[string]any{"consumer_id": c.ID})
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: undelivered rows: %w", c.Ref(), err)
 	}

@@ -33,6 +33,30 @@ const (
 	StatusDeadLetter DeliveryStatus = "DEAD_LETTER"
 )
 
+// Holds tells whether a row of status s holds its key: a new message of
+// the key is recorded behind it. Every status but DEAD_LETTER does.
+func (s DeliveryStatus) Holds() bool { return s != StatusDeadLetter }
+
+// Due tells whether a key's head of status s is applied at now: FAILED
+// once its next retry (zero: at once) is not after now, WAITING (every
+// earlier row of the key is gone) and HALTED (its consumer runs again: a
+// resume, or a start after a crash between recording and halting) at once;
+// a dead letter waits for an operator.
+func (s DeliveryStatus) Due(nextRetry, now time.Time) bool {
+	switch s {
+	case StatusWaiting, StatusHalted:
+		return true
+	case StatusFailed:
+		return nextRetry.IsZero() || !nextRetry.After(now)
+	}
+	return false
+}
+
+// Retryable tells whether an operator's dead-letter retry or delete
+// selects a row of status s: DEAD_LETTER and DEAD_LETTER_KEY, the rows
+// that wait for an operator. The runner retries the others itself.
+func (s DeliveryStatus) Retryable() bool { return s == StatusDeadLetter || s == StatusDeadLetterKey }
+
 // ErrorPolicy decides what a message whose retry budget is spent becomes.
 type ErrorPolicy string
 

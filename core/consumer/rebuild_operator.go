@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -38,10 +39,10 @@ func (o *Operator) CompleteRebuild(ctx context.Context, ref Ref) (RebuildStep, e
 	if err != nil {
 		return RebuildStep{}, err
 	}
-	if c.State != Rebuilding {
-		return RebuildStep{}, &TransitionError{ID: c.ID, Consumer: c.Ref(), From: Rebuilding, To: Running, Actual: c.State}
-	}
-	if err := o.r.CompleteRebuild(ctx, c.ID, c.Epoch); err != nil {
+	if _, err := o.r.move(ctx, c, &step{move: moveCompleteRebuild, epoch: c.Epoch}); err != nil {
+		if errors.Is(err, ErrTransition) {
+			return RebuildStep{}, err
+		}
 		return RebuildStep{}, fmt.Errorf("consumer %s: %w", ref, err)
 	}
 	return RebuildStep{Consumer: ref, State: Running, Epoch: c.Epoch}, nil

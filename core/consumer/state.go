@@ -4,82 +4,30 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 )
 
-// allowed lists the states each transition starts from.
-var allowed = map[State][]State{
-	Paused:     {Running},                 // Pause
-	Halted:     {Running},                 // Halt
-	Running:    {Paused, Halted},          // Resume
-	Rebuilding: {Running, Paused, Halted}, // BeginRebuild
-}
-
 // Pause stops the consumer until Resume (running → PAUSED).
 func (r *Registry) Pause(ctx context.Context, id string) error {
-	return r.transition(ctx, id, Paused, "")
+	_, err := r.moveByID(ctx, id, &step{move: movePause})
+	return err
 }
 
 // Halt halts the consumer for reason (running → HALTED).
 func (r *Registry) Halt(ctx context.Context, id string, reason HaltReason) error {
-	return r.transition(ctx, id, Halted, reason)
+	_, err := r.moveByID(ctx, id, &step{move: moveHalt, reason: reason})
+	return err
 }
 
-// Resume makes a paused or halted consumer run again; its halt reason goes.
+// Resume makes a paused or halted consumer run again; its halt reason
+// goes, and its HALTED rows become FAILED with a fresh budget (failure
+// count 0, due at once) in the same transaction, so the poison message is
+// retried first.
 func (r *Registry) Resume(ctx context.Context, id string) error {
-	return r.transition(ctx, id, Running, "")
-}
-
-// transition is one compare-and-set write of the row: state, halt_reason
-// and state_since (application clock) change together, only from a state
-// the transition allows and only if no other writer changed it meanwhile.
-func (r *Registry) transition(ctx context.Context, id string, to State, reason HaltReason) error {
-	c, err := r.Get(ctx, id)
-	if err != nil {
-		return err
-	}
-	if !startsFrom(to, c.State) {
-		return &TransitionError{ID: id, Consumer: c.Ref(), From: c.State, To: to, Actual: c.State}
-	}
-	var state, halt any
-	if to != Running {
-		state = string(to)
-	}
-	if reason != "" {
-		halt = string(reason)
-	}
-	var n int64
-	err = r.retryTransient(ctx, func() error {
-		res, err := r.e.Exec(ctx, r.e.DB, dialect.ConsumerSetState, nil, map[string]any{
-			"id": id, "state": state, "halt_reason": halt, "state_since": r.stamp(), "from_state": string(c.State)})
-		if err == nil {
-			n, err = res.RowsAffected()
-		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("consumer %s: %s: %w", c.label(), to, err)
-	}
-	if n == 0 {
-		now, err := r.Get(ctx, id)
-		if err != nil {
-			return err
-		}
-		return &TransitionError{ID: id, Consumer: c.Ref(), From: c.State, To: to, Actual: now.State}
-	}
-	return nil
-}
-
-func startsFrom(to, from State) bool {
-	for _, s := range allowed[to] {
-		if s == from {
-			return true
-		}
-	}
-	return false
+	_, err := r.moveByID(ctx, id, &step{move: moveResume})
+	return err
 }
 
 // BeginRebuild marks the consumer REBUILDING, raises its epoch by one and
@@ -93,39 +41,11 @@ func startsFrom(to, from State) bool {
 // the old epoch commits any more; a non-transactional runner checks the
 // epoch before every handler call (a call already running finishes).
 func (r *Registry) BeginRebuild(ctx context.Context, id string) (int64, error) {
-	c, err := r.Get(ctx, id)
-	if err != nil {
+	s := &step{move: moveBeginRebuild}
+	if _, err := r.moveByID(ctx, id, s); err != nil {
 		return 0, err
 	}
-	if !startsFrom(Rebuilding, c.State) {
-		return 0, &TransitionError{ID: id, Consumer: c.Ref(), From: c.State, To: Rebuilding, Actual: c.State}
-	}
-	epoch := c.Epoch + 1
-	refused := false
-	err = r.inTx(ctx, func(tx *sql.Tx) error {
-		refused = false
-		res, err := r.e.Exec(ctx, tx, dialect.ConsumerBeginRebuild, nil, map[string]any{
-			"id": id, "state": string(Rebuilding), "state_since": r.stamp(), "from_state": string(c.State)})
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			refused = true
-			return err
-		}
-		if _, err := r.e.Exec(ctx, tx, dialect.CheckpointReset, nil, map[string]any{"consumer_id": id, "epoch": epoch}); err != nil {
-			return err
-		}
-		return r.deleteDelivery(ctx, tx, id)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("consumer %s: begin rebuild: %w", c.label(), err)
-	}
-	if refused {
-		now, _ := r.Get(ctx, id)
-		return 0, &TransitionError{ID: id, Consumer: c.Ref(), From: c.State, To: Rebuilding, Actual: now.State}
-	}
-	return epoch, nil
+	return s.epoch, nil
 }
 
 // CompleteRebuild resets every checkpoint of the consumer to no position
@@ -133,27 +53,17 @@ func (r *Registry) BeginRebuild(ctx context.Context, id string) (int64, error) {
 // before BeginRebuild may still have recorded) and makes it run again, in
 // one transaction.
 func (r *Registry) CompleteRebuild(ctx context.Context, id string, epoch int64) error {
-	return r.e.InTx(ctx, engine.OpWrite, engine.DefaultTransientRetry, func(tx *sql.Tx) error {
-		if _, err := r.e.Exec(ctx, tx, dialect.CheckpointReset, nil, map[string]any{"consumer_id": id, "epoch": epoch}); err != nil {
-			return err
-		}
-		if err := r.deleteDelivery(ctx, tx, id); err != nil {
-			return err
-		}
-		res, err := r.e.Exec(ctx, tx, dialect.ConsumerSetState, nil, map[string]any{
-			"id": id, "state": nil, "halt_reason": nil, "state_since": r.stamp(), "from_state": string(Rebuilding)})
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			terr := &TransitionError{ID: id, From: Rebuilding, To: Running}
-			if c, err := r.Get(ctx, id); err == nil {
-				terr.Consumer, terr.Actual = c.Ref(), c.State
-			}
-			return terr
-		}
-		return nil
-	})
+	_, err := r.moveByID(ctx, id, &step{move: moveCompleteRebuild, epoch: epoch})
+	return err
+}
+
+// moveByID reads consumer id and makes move s (see move).
+func (r *Registry) moveByID(ctx context.Context, id string, s *step) (Changes, error) {
+	c, err := r.Get(ctx, id)
+	if err != nil {
+		return Changes{}, err
+	}
+	return r.move(ctx, c, s)
 }
 
 // deleteDelivery deletes the consumer's undelivered rows and skips, on
@@ -161,8 +71,8 @@ func (r *Registry) CompleteRebuild(ctx context.Context, id string, epoch int64) 
 // Transactional retry of an undelivered row deletes its row in its own
 // transaction, so one straddling BeginRebuild either commits before it or
 // finds its row gone and rolls back.
-func (r *Registry) deleteDelivery(ctx context.Context, tx *sql.Tx, id string) error {
-	rows, err := r.e.Query(ctx, tx, dialect.CheckpointRead, nil, map[string]any{"consumer_id": id})
+func (r *Registry) deleteDelivery(ctx context.Context, q engine.Querier, id string) error {
+	rows, err := r.e.Query(ctx, q, dialect.CheckpointRead, nil, map[string]any{"consumer_id": id})
 	if err != nil {
 		return err
 	}
@@ -184,7 +94,7 @@ func (r *Registry) deleteDelivery(ctx context.Context, tx *sql.Tx, id string) er
 	}
 	for src := range sources {
 		for _, st := range []dialect.StatementID{dialect.AdminUndeliveredDeleteSource, dialect.AdminSkippedDeleteSource} {
-			if _, err := r.e.Exec(ctx, tx, st, nil, map[string]any{"consumer_id": id, "source_name": src}); err != nil {
+			if _, err := r.e.Exec(ctx, q, st, nil, map[string]any{"consumer_id": id, "source_name": src}); err != nil {
 				return err
 			}
 		}

@@ -46,9 +46,6 @@ type UndeliveredRow struct {
 	RecordedAt    time.Time
 }
 
-// holds tells whether the row holds its key: every status but DEAD_LETTER.
-func (u UndeliveredRow) holds() bool { return u.Status != StatusDeadLetter }
-
 // UndeliveredRows returns every undelivered row of consumer id, in source,
 // partition and position order.
 func (r *Registry) UndeliveredRows(ctx context.Context, id string) ([]UndeliveredRow, error) {
@@ -185,15 +182,9 @@ func (r *Registry) messageCopy(ctx context.Context, id string) (string, bool, er
 }
 
 // haltIn halts consumer id for reason on q (a transaction), from running
-// only; false when it was not running.
+// only (the halt's rule); false when it was not running.
 func (r *Registry) haltIn(ctx context.Context, q engine.Querier, id string, reason HaltReason) (bool, error) {
-	res, err := r.e.Exec(ctx, q, dialect.ConsumerSetState, nil, map[string]any{
-		"id": id, "state": string(Halted), "halt_reason": string(reason), "state_since": r.stamp(), "from_state": string(Running)})
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n > 0, err
+	return r.writeState(ctx, q, id, Running, moveHalt, reason)
 }
 
 // inTx runs fn in a transaction of its own (engine.InTx: retried whole

@@ -111,7 +111,7 @@ func (r *Runner) holding(m Message) (status DeliveryStatus, recorded bool) {
 		if u.Position == m.Position {
 			return "", true
 		}
-		if u.Position < m.Position && u.holds() && status == "" {
+		if u.Position < m.Position && u.Status.Holds() && status == "" {
 			status = StatusWaiting
 			if u.Status == StatusDeadLetterKey {
 				status = StatusDeadLetterKey
@@ -158,7 +158,7 @@ func (r *Runner) deliver(ctx context.Context, m Message) bool {
 		r.done(m, 0)
 		return false
 	case status != "":
-		r.record(ctx, m, UndeliveredRow{Status: status})
+		r.record(ctx, m, UndeliveredRow{Status: status}, outcome{status: status})
 		return false
 	}
 	start := time.Now()
@@ -170,38 +170,16 @@ func (r *Runner) deliver(ctx context.Context, m Message) bool {
 	case errors.Is(err, errDuplicate), errors.Is(err, ErrStale), errors.Is(err, errAborted), isLeaseLost(err):
 		return false
 	}
-	u := r.failedOnce(m.Source, 0, err)
-	r.record(ctx, m, u)
+	u, o := r.failed(m.Source, 0, err)
+	r.record(ctx, m, u, o)
 	return false
 }
 
-// failedOnce is the row of a message after its count-th failure (count
-// failures before this one): FAILED with its next retry, or, its budget
-// spent, what the error policy makes it.
-func (r *Runner) failedOnce(source string, count int, err error) UndeliveredRow {
-	u := UndeliveredRow{Source: source, FailureCount: count + 1, FailureReason: failureReason(err)}
-	if u.FailureCount < r.opts.Retry.MaxAttempts {
-		u.Status = StatusFailed
-		u.NextRetryAt = r.opts.Now().UTC().Add(r.opts.Retry.Backoff(u.FailureCount))
-		r.opts.Metrics.Retried(r.c, source, false)
-		return u
-	}
-	switch r.opts.OnError {
-	case PolicyDeadLetterKey:
-		u.Status = StatusDeadLetterKey
-	case PolicyDeadLetter:
-		u.Status = StatusDeadLetter
-	default:
-		u.Status = StatusHalted
-	}
-	return u
-}
-
-// record writes m's row (status and failure from u) with its copy; in a
-// Transactional runner in a transaction that also advances the checkpoint
-// over m, in position order. A HALTED row halts the consumer in the same
-// transaction. A failure to record is a database error that ends the poll.
-func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow) {
+// record writes m's row (status and failure from u) with its copy and
+// outcome o (writeOutcome); in a Transactional runner in a transaction
+// that also advances the checkpoint over m, in position order. A failure
+// to record is a database error that ends the poll.
+func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow, o outcome) {
 	u.Source, u.Partition, u.Key, u.Position, u.RecordedAt = m.Source, m.Partition, m.Key, m.Position, r.opts.Now().UTC()
 	var cp *string
 	if c, err := r.sources[m.Source].Copy(m); err != nil {
@@ -212,17 +190,9 @@ func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow) {
 		cp = &c
 	}
 	halted := false
-	write := func(tx *sql.Tx) error {
-		var q engine.Querier = tx
-		if err := r.reg.insertUndelivered(ctx, q, r.c.ID, &u, cp); err != nil {
-			return err
-		}
-		if u.Status == StatusHalted {
-			ok, err := r.reg.haltIn(ctx, q, r.c.ID, ApplyError)
-			halted = ok
-			return err
-		}
-		return nil
+	write := func(tx *sql.Tx) (err error) {
+		_, halted, err = r.writeOutcome(ctx, tx, &u, o, nil, cp)
+		return err
 	}
 	var err error
 	if r.opts.Transactional {
@@ -252,12 +222,11 @@ func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow) {
 		_ = r.fail(m, err)
 		return
 	}
-	r.remember(u)
-	r.noteRecorded(u, halted)
+	r.settle(u, o, nil, halted)
 }
 
-// noteRecorded logs and reports a row's new status.
-func (r *Runner) noteRecorded(u UndeliveredRow, halted bool) {
+// noteRecorded logs and reports a row's new status (its outcome o).
+func (r *Runner) noteRecorded(u UndeliveredRow, o outcome, halted bool) {
 	args := []any{"consumer_type", r.c.Type, "consumer", r.c.Name, "source", u.Source, "partition", u.Partition,
 		"position", u.Position, "key", u.Key, "status", u.Status, "failure_count", u.FailureCount}
 	switch u.Status {
@@ -266,7 +235,7 @@ func (r *Runner) noteRecorded(u UndeliveredRow, halted bool) {
 	case StatusWaiting:
 		r.opts.Logger.Debug("message waits behind its key", args...)
 	default:
-		if u.FailureCount > 0 {
+		if o.deadLetter {
 			r.opts.Metrics.DeadLettered(r.c, u.Source, u.Status)
 			r.opts.Logger.Warn("message's retry budget spent", append(args, "reason", u.FailureReason)...)
 		} else {

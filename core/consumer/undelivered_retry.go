@@ -28,7 +28,7 @@ func (r *Runner) retryHeads(ctx context.Context) int {
 			continue // retried by the partition's owner
 		}
 		for _, u := range rows {
-			if u.holds() {
+			if u.Status.Holds() {
 				w := WorkerOf(k.key, r.opts.Workers)
 				byWorker[w] = append(byWorker[w], k)
 				break
@@ -63,7 +63,7 @@ func (r *Runner) head(k keyRef) *UndeliveredRow {
 	r.dmu.Lock()
 	defer r.dmu.Unlock()
 	for _, u := range r.rows[k] {
-		if u.holds() {
+		if u.Status.Holds() {
 			return u
 		}
 	}
@@ -98,12 +98,7 @@ func (r *Runner) retryKey(ctx context.Context, k keyRef) int {
 			}
 			continue
 		}
-		// A HALTED head of a running consumer was resumed (or the runner
-		// crashed between recording it and halting): retried with a fresh
-		// budget, as the spec's "a resume or a start retries it".
-		due := h.Status == StatusWaiting || h.Status == StatusHalted ||
-			h.Status == StatusFailed && (h.NextRetryAt.IsZero() || !h.NextRetryAt.After(r.opts.Now().UTC()))
-		if !due {
+		if !h.Status.Due(h.NextRetryAt, r.opts.Now().UTC()) {
 			return applied
 		}
 		ok, err := r.retryRow(ctx, h)
@@ -111,7 +106,7 @@ func (r *Runner) retryKey(ctx context.Context, k keyRef) int {
 		case err != nil:
 			r.opts.Logger.Warn("consumer retry not recorded", "consumer", r.c.Name, "err", err)
 			return applied
-		case !ok && h.Status != StatusDeadLetter:
+		case !ok && h.Status.Holds():
 			return applied // still holds the key
 		case ok:
 			applied++
@@ -214,31 +209,23 @@ func (r *Runner) retryRow(ctx context.Context, h *UndeliveredRow) (ok bool, err 
 }
 
 // retryFailed records a head's further failure: count + 1 and its next
-// retry, or, its budget spent, the error policy's status (HALTED halts the
-// consumer; DEAD_LETTER_KEY holds the key's WAITING rows dead), in one
-// transaction.
+// retry, or, its budget spent, the error policy's outcome (writeOutcome),
+// in one transaction. A HALTED head retried was resumed: a fresh budget.
 func (r *Runner) retryFailed(ctx context.Context, h *UndeliveredRow, cause error) error {
 	count := h.FailureCount
 	if h.Status == StatusHalted {
-		count = 0 // resumed: a fresh budget
+		count = 0
 	}
-	u := r.failedOnce(h.Source, count, cause)
+	u, o := r.failed(h.Source, count, cause)
 	u.ID, u.Partition, u.Key, u.Position, u.RecordedAt = h.ID, h.Partition, h.Key, h.Position, h.RecordedAt
 	halted := false
 	err := r.reg.inTx(ctx, func(tx *sql.Tx) error {
-		halted = false
-		if ok, err := r.reg.updateUndelivered(ctx, tx, u, h.Status, h.FailureCount); err != nil || !ok {
-			return errors.Join(err, errRowChanged)
+		written, ok, err := r.writeOutcome(ctx, tx, &u, o, h, nil)
+		halted = ok
+		if err == nil && !written {
+			return errRowChanged
 		}
-		switch u.Status {
-		case StatusHalted:
-			ok, err := r.reg.haltIn(ctx, tx, r.c.ID, ApplyError)
-			halted = ok
-			return err
-		case StatusDeadLetterKey:
-			return r.reg.holdKeyDead(ctx, tx, r.c.ID, u)
-		}
-		return nil
+		return err
 	})
 	if errors.Is(err, errRowChanged) {
 		return nil
@@ -246,16 +233,6 @@ func (r *Runner) retryFailed(ctx context.Context, h *UndeliveredRow, cause error
 	if err != nil {
 		return err
 	}
-	r.dmu.Lock()
-	*h = u
-	if u.Status == StatusDeadLetterKey {
-		for _, f := range r.rows[keyRef{u.Source, u.Partition, u.Key}] {
-			if f.Status == StatusWaiting {
-				f.Status = StatusDeadLetterKey
-			}
-		}
-	}
-	r.dmu.Unlock()
-	r.noteRecorded(u, halted)
+	r.settle(u, o, h, halted)
 	return nil
 }

@@ -8,6 +8,7 @@ func init() {
 	passing = append(passing,
 		"consumer/admin_status_lag_and_counts",
 		"consumer/admin_pause_resume_fresh_budget",
+		"consumer/registry_resume_fresh_budget",
 		"consumer/admin_resume_past_records_skips",
 		"consumer/admin_retry_dead_letters",
 		"consumer/admin_delete_dead_letters",

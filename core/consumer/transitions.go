@@ -1,0 +1,195 @@
+package consumer
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
+)
+
+// move is one change of a consumer's lifecycle state.
+type move string
+
+// The moves of the lifecycle; rules says what each does.
+const (
+	movePause           move = "pause"
+	moveHalt            move = "halt"
+	moveResume          move = "resume"
+	moveResumePast      move = "resume past"
+	moveBeginRebuild    move = "begin rebuild"
+	moveCompleteRebuild move = "complete rebuild"
+)
+
+// haltedRows is what a move does to the consumer's HALTED rows.
+type haltedRows int
+
+const (
+	keepHalted    haltedRows = iota
+	releaseHalted            // FAILED with a fresh budget: the poison is retried first
+	skipHalted               // deleted with a skip recorded for each
+)
+
+// rule is a move's rule: the states it starts from, the state it writes
+// and what else it writes in the same transaction.
+type rule struct {
+	from []State
+	to   State
+	// halted: what becomes of the consumer's HALTED rows.
+	halted haltedRows
+	// epoch raises the consumer's epoch (the rebuild fence).
+	epoch bool
+	// replay resets every checkpoint to no position under the epoch and
+	// deletes the undelivered rows and skips: every message is replayed.
+	replay bool
+	// notHalted: a refusal is a *NotHaltedError (there is no poison
+	// message to move past), not a *TransitionError.
+	notHalted bool
+	// namesFrom: a refusal names the state the move starts from, not the
+	// state the consumer was read in.
+	namesFrom bool
+}
+
+// rules is the consumer's lifecycle: every move and its rule. The
+// registry's, the operator's and the runner's state changes all go
+// through apply, so they follow the same rules.
+var rules = map[move]rule{
+	movePause:           {from: []State{Running}, to: Paused},
+	moveHalt:            {from: []State{Running}, to: Halted},
+	moveResume:          {from: []State{Paused, Halted}, to: Running, halted: releaseHalted},
+	moveResumePast:      {from: []State{Halted}, to: Running, halted: skipHalted, notHalted: true},
+	moveBeginRebuild:    {from: []State{Running, Paused, Halted}, to: Rebuilding, epoch: true, replay: true},
+	moveCompleteRebuild: {from: []State{Rebuilding}, to: Running, replay: true, namesFrom: true},
+}
+
+// step is one move of one consumer: reason for a halt; epoch is the epoch
+// a replay resets the checkpoints under (a raising move sets it).
+type step struct {
+	move   move
+	reason HaltReason
+	epoch  int64
+}
+
+// refusal is the error of a move c's state does not allow.
+func (s step) refusal(c Consumer, actual State) error {
+	ru := rules[s.move]
+	if ru.notHalted {
+		return &NotHaltedError{Consumer: c.Ref(), State: actual}
+	}
+	from := c.State
+	if ru.namesFrom {
+		from = ru.from[0]
+	}
+	return &TransitionError{ID: c.ID, Consumer: c.Ref(), From: from, To: ru.to, Actual: actual}
+}
+
+// apply makes move s of consumer c (as read) on q, a transaction: the
+// move's row effects and the compare-and-set write of the consumer's row
+// (state, halt_reason and state_since together, only from the state c was
+// read in). A refused move is a *TransitionError (or *NotHaltedError) and
+// writes nothing the caller commits. A move that raises the epoch sets
+// s.epoch to the new one.
+func (r *Registry) apply(ctx context.Context, q engine.Querier, c Consumer, s *step, ch *Changes) error {
+	ru := rules[s.move]
+	if !slices.Contains(ru.from, c.State) {
+		return s.refusal(c, c.State)
+	}
+	// The rows are written before the consumer's row, in the runner's order
+	// (undelivered rows, then its halt); a rebuild's begin raises the epoch
+	// first, the fence every checkpoint write after it checks.
+	if ru.epoch {
+		if err := r.writeMove(ctx, q, c, s, ch); err != nil {
+			return err
+		}
+		s.epoch = c.Epoch + 1
+	}
+	if ru.replay {
+		if _, err := r.e.Exec(ctx, q, dialect.CheckpointReset, nil, map[string]any{"consumer_id": c.ID, "epoch": s.epoch}); err != nil {
+			return err
+		}
+		if err := r.deleteDelivery(ctx, q, c.ID); err != nil {
+			return err
+		}
+	}
+	if err := r.moveHalted(ctx, q, c, ru.halted, ch); err != nil {
+		return err
+	}
+	if ru.epoch {
+		return nil
+	}
+	return r.writeMove(ctx, q, c, s, ch)
+}
+
+// writeMove writes move s's state on c's row; another writer's change
+// since c was read refuses it.
+func (r *Registry) writeMove(ctx context.Context, q engine.Querier, c Consumer, s *step, ch *Changes) error {
+	ok, err := r.writeState(ctx, q, c.ID, c.State, s.move, s.reason)
+	if err != nil {
+		return fmt.Errorf("consumer %s: %s: %w", c.label(), s.move, err)
+	}
+	if !ok {
+		now, _ := r.get(ctx, q, c.ID)
+		return s.refusal(c, now.State)
+	}
+	ch.State = rules[s.move].to
+	return nil
+}
+
+// moveHalted does what a move does to c's HALTED rows.
+func (r *Registry) moveHalted(ctx context.Context, q engine.Querier, c Consumer, h haltedRows, ch *Changes) error {
+	if h == keepHalted {
+		return nil
+	}
+	rows, err := r.undeliveredViews(ctx, q, c)
+	if err != nil {
+		return err
+	}
+	for _, u := range rows {
+		if u.Status != StatusHalted {
+			continue
+		}
+		if h == releaseHalted {
+			err = r.release(ctx, q, u, StatusFailed, ch)
+		} else {
+			err = r.deleteAndSkip(ctx, q, c.ID, u, ch)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeState is the compare-and-set write of move m's state on q, only
+// while the row is in from; false when it no longer was.
+func (r *Registry) writeState(ctx context.Context, q engine.Querier, id string, from State, m move, reason HaltReason) (bool, error) {
+	ru := rules[m]
+	var state, halt any
+	if ru.to != Running {
+		state = string(ru.to)
+	}
+	if reason != "" {
+		halt = string(reason)
+	}
+	st, args := dialect.ConsumerSetState, map[string]any{
+		"id": id, "state": state, "halt_reason": halt, "state_since": r.stamp(), "from_state": string(from)}
+	if ru.epoch {
+		st = dialect.ConsumerBeginRebuild
+		delete(args, "halt_reason")
+	}
+	n, err := rowsChanged(r.e.Exec(ctx, q, st, nil, args))
+	return n > 0, err
+}
+
+// move makes move s of consumer c (as read) in one transaction of its own
+// (retried whole on a transient error within the core's bound).
+func (r *Registry) move(ctx context.Context, c Consumer, s *step) (Changes, error) {
+	var ch Changes
+	err := r.inTx(ctx, func(tx *sql.Tx) error {
+		ch = Changes{}
+		return r.apply(ctx, tx, c, s, &ch)
+	})
+	return ch, err
+}
