@@ -33,6 +33,7 @@ func captureTests() []Test {
 		{"capture/retention_respects_slowest_checkpoint", testCaptureRetentionCheckpoints},
 		{"capture/missing_history_below_topic_start", testCaptureMissingHistory},
 		{"capture/follow_transient_retried", testCaptureFollowTransientRetried},
+		{"capture/publish_batch_multi_row", testCapturePublishBatchStatements},
 	}
 }
 

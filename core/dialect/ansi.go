@@ -156,6 +156,10 @@ func ANSI() Catalogue {
 			Head: `INSERT INTO ${event_store_table} (` + EventColumns + `) VALUES `,
 			Row:  `(#{id}, #{aggregate_id}, #{aggregate_type}, #{sequence_no}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{partition_key}, #{global_position})`,
 		},
+		CaptureInsert: RowInsert{
+			Head: `INSERT INTO ${event_capture_records_table} (` + TopicColumns + `) VALUES `,
+			Row:  `(#{id}, #{global_position}, #{partition_key}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{message_key})`,
+		},
 		Locks:         LockForms{ForUpdate: " FOR UPDATE", Now: ansiNow},
 		Errors:        ansiErrorRules(),
 		Introspection: ansiIntrospection(),

@@ -2,12 +2,10 @@ package dialect
 
 // ansiTopicStatements are the capture topic's statements in ANSI SQL
 // (merged with the other areas' by ANSI(); LimitPaging rewrites their paging like the
-// event reads'). TopicInsertDrawn has no ANSI form: ANSI is CounterRow.
+// event reads'). The publish statement is Catalogue.CaptureInsert.
 func ansiTopicStatements() map[StatementID]string {
 	const rec = `${event_capture_records_table}`
 	return map[StatementID]string{
-		TopicInsert: `INSERT INTO ` + rec + ` (` + TopicColumns + `) VALUES ` +
-			`(#{id}, #{global_position}, #{partition_key}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{message_key})`,
 		TopicRange:          `SELECT ` + TopicColumns + ` FROM ` + rec + ` WHERE global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
 		TopicPartitionRange: `SELECT ` + TopicColumns + ` FROM ` + rec + ` WHERE partition_key = #{partition} AND global_position > #{after} AND global_position <= #{upto} ORDER BY global_position FETCH FIRST #{limit} ROWS ONLY`,
 		TopicBounds:         `SELECT high_water_mark, topic_start FROM ${high_water_mark_store_table} WHERE topic_name = #{topic}`,

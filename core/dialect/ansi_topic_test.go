@@ -6,7 +6,6 @@ import "github.com/tidemarkdb/tidemark/core/dialect"
 // doc comments in statements_topic.go), added to documentedBinds.
 func init() {
 	for id, b := range map[dialect.StatementID][]string{
-		dialect.TopicInsert:         {"id", "global_position", "partition_key", "event_type", "event_revision", "payload", "metadata", "occurred_at", "message_key"},
 		dialect.TopicRange:          {"after", "upto", "limit"},
 		dialect.TopicPartitionRange: {"partition", "after", "upto", "limit"},
 		dialect.TopicBounds:         {"topic"},

@@ -35,7 +35,14 @@ type Catalogue struct {
 	// EventInsert is the append statement, assembled by the core as
 	// Head + Row + ", " + Row … + Tail for a batch of rows.
 	EventInsert RowInsert `json:"event_insert"`
-	Locks       LockForms `json:"locks"`
+	// CaptureInsert is the capture topic's publish statement, assembled
+	// the same way: a row binds CaptureInsertBinds (#{global_position}
+	// under CounterRow only); under SequenceXIDHorizon it draws the
+	// positions and its Tail returns one row per message, (global_position),
+	// in insert order. NextSequence, CheckedSequence and ComputedTail do
+	// not apply.
+	CaptureInsert RowInsert `json:"capture_insert"`
+	Locks         LockForms `json:"locks"`
 	// Isolation is the isolation level the core asks for, per operation,
 	// when it begins a transaction of its own.
 	Isolation     Isolation        `json:"isolation"`

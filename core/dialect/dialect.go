@@ -35,7 +35,11 @@ import (
 // (position.lock); event_insert.max_rows; isolation per operation;
 // locks.begin_write removed (nothing ran it); every template checked at
 // load against its statement's spec.
-const ContractVersion = 3
+//
+// 4: capture_insert, the capture topic's publish as a multi-row insert
+// (as event_insert), replacing the statements topic.insert and
+// topic.insert_drawn.
+const ContractVersion = 4
 
 // Dialect is what a plugin author implements. Every method has the shape
 // (ctx, Request) (Response, error) so the contract can grow by adding fields

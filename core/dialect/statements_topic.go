@@ -6,18 +6,6 @@ package dialect
 // store, and the consumers' checkpoints on it (read by retention). Every
 // read returns the record columns in TopicColumns order.
 const (
-	// TopicInsert (counter) inserts one message into
-	// ${event_capture_records_table}: #{id}, #{global_position} (allocated
-	// by the core through the seam), #{partition_key}, #{event_type},
-	// #{event_revision}, #{payload}, #{metadata}, #{occurred_at},
-	// #{message_key}.
-	TopicInsert StatementID = "topic.insert"
-	// TopicInsertDrawn (sequence) is TopicInsert with the position drawn by
-	// the database from ${event_capture_global_position_table} by a
-	// transaction that already has its id (fold the id in, as the event
-	// insert does, or let PositionBeginXID run first), returning one row:
-	// global_position.
-	TopicInsertDrawn StatementID = "topic.insert_drawn"
 	// TopicRange reads ${event_capture_records_table} with global_position
 	// in (#{after}, #{upto}], in position order, at most #{limit} rows.
 	TopicRange StatementID = "topic.range"
@@ -54,14 +42,15 @@ const TopicColumns = `id, global_position, partition_key, event_type, event_revi
 
 var topicColumnList = []string{"id", "global_position", "partition_key", "event_type", "event_revision", "payload", "metadata", "occurred_at", "message_key"}
 
-var (
-	topicRecords = []string{"event_capture_records_table"}
-	topicInsert  = []string{"id", "partition_key", "event_type", "event_revision", "payload", "metadata", "occurred_at", "message_key"}
-)
+var topicRecords = []string{"event_capture_records_table"}
+
+// CaptureInsertBinds are the #{names} the capture insert (Catalogue.
+// CaptureInsert) may bind; #{global_position} only under CounterRow.
+var CaptureInsertBinds = []string{"id", "global_position", "partition_key", "event_type", "event_revision", "payload", "metadata", "occurred_at", "message_key"}
+
+var captureInsertSpec = StatementSpec{Binds: CaptureInsertBinds, Tables: []string{"event_capture_records_table", "event_capture_global_position_table"}, Returns: []string{"global_position"}}
 
 var topicStatements = []StatementSpec{
-	{ID: TopicInsert, Strategy: CounterRow, Binds: append([]string{"global_position"}, topicInsert...), Tables: topicRecords},
-	{ID: TopicInsertDrawn, Strategy: SequenceXIDHorizon, Binds: topicInsert, Tables: []string{"event_capture_records_table", "event_capture_global_position_table"}, Returns: []string{"global_position"}},
 	{ID: TopicRange, Binds: []string{"after", "upto", "limit"}, Tables: topicRecords, Returns: topicColumnList},
 	{ID: TopicPartitionRange, Binds: []string{"partition", "after", "upto", "limit"}, Tables: topicRecords, Returns: topicColumnList},
 	{ID: TopicBounds, Binds: []string{"topic"}, Tables: hwmTable, Returns: []string{"high_water_mark", "topic_start"}},

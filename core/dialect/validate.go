@@ -73,6 +73,7 @@ func (c *Catalogue) Validate() error {
 	v.identity()
 	v.statements()
 	v.eventInsert()
+	v.captureInsert()
 	v.templates()
 	v.settings()
 	v.completeness()
@@ -212,15 +213,38 @@ func (v *validator) eventInsert() {
 		v.template("event_insert.checked_sequence", ins.CheckedSequence, eventInsertSpec)
 	}
 	v.computedTail()
+	v.rowPositions("event_insert", ins)
+}
+
+// captureInsert checks the capture topic's insert: head and row, its
+// spec, the strategy's position bind, and none of the event insert's
+// sequence expressions.
+func (v *validator) captureInsert() {
+	ins := v.c.CaptureInsert
+	if ins.Head == "" || ins.Row == "" {
+		v.add("capture_insert", "", "head and row are required")
+		return
+	}
+	v.template("capture_insert", ins.Head+ins.Row+ins.Tail, captureInsertSpec)
+	if ins.NextSequence != "" || ins.CheckedSequence != "" || ins.ComputedTail != "" {
+		v.add("capture_insert", "", "next_sequence, checked_sequence and computed_tail apply to the event insert only")
+	}
+	v.rowPositions("capture_insert", ins)
+}
+
+// rowPositions checks who gives a RowInsert's rows their positions: the
+// core under CounterRow (the row binds #{global_position}), the insert
+// under SequenceXIDHorizon (it must not); and that MaxRows is not negative.
+func (v *validator) rowPositions(name string, ins RowInsert) {
 	binds := Binds(ins.Row)
 	switch {
 	case v.c.Positions == CounterRow && !slices.Contains(binds, "global_position"):
-		v.add("event_insert", "#{global_position}", "a %s row binds the position the core allocated", CounterRow)
+		v.add(name, "#{global_position}", "a %s row binds the position the core allocated", CounterRow)
 	case v.c.Positions == SequenceXIDHorizon && slices.Contains(binds, "global_position"):
-		v.add("event_insert", "#{global_position}", "under %s the database draws the position in the insert", SequenceXIDHorizon)
+		v.add(name, "#{global_position}", "under %s the database draws the position in the insert", SequenceXIDHorizon)
 	}
 	if ins.MaxRows < 0 {
-		v.add("event_insert", "max_rows", "negative")
+		v.add(name, "max_rows", "negative")
 	}
 }
 

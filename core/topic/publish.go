@@ -3,6 +3,7 @@ package topic
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -72,8 +73,22 @@ func (t *Topic) PublishTx(ctx context.Context, tx *sql.Tx, msgs ...Message) ([]i
 	return t.publish(ctx, tx, rows)
 }
 
-// row is one message's binds.
-type row map[string]any
+// row is one message's binds, in the slots of dialect.CaptureInsertBinds.
+type row [nBinds]any
+
+// The slot of each of dialect.CaptureInsertBinds in a row.
+const (
+	bID = iota
+	bGlobalPosition
+	bPartitionKey
+	bEventType
+	bEventRevision
+	bPayload
+	bMetadata
+	bOccurredAt
+	bMessageKey
+	nBinds
+)
 
 // check refuses bad input before any SQL and builds each row's binds.
 func (t *Topic) check(msgs []Message) ([]row, error) {
@@ -108,11 +123,10 @@ func (t *Topic) check(msgs []Message) ([]row, error) {
 		if m.Metadata != nil {
 			meta = string(m.Metadata)
 		}
-		rows = append(rows, row{
-			"id": id, "partition_key": PartitionKey(m.Key, t.e.Partitions), "event_type": m.Type,
-			"event_revision": m.Revision, "payload": string(m.Payload), "metadata": meta,
-			"occurred_at": t.e.Cat.Facts.CutEventTime(at), "message_key": key,
-		})
+		var r row
+		r[bID], r[bPartitionKey], r[bEventType], r[bEventRevision] = id, PartitionKey(m.Key, t.e.Partitions), m.Type, m.Revision
+		r[bPayload], r[bMetadata], r[bOccurredAt], r[bMessageKey] = string(m.Payload), meta, t.e.Cat.Facts.CutEventTime(at), key
+		rows = append(rows, r)
 	}
 	return rows, nil
 }
@@ -178,38 +192,81 @@ func invalidUTF8(i int, field string, offset int) error {
 	return &InvalidUTF8Error{Record: "message", Index: i, Field: field, Offset: offset, Refusal: ErrInvalidMessage}
 }
 
-// publish inserts rows on q: positions the strategy reserves are taken
-// first (one reservation for the batch) and stamped on the rows; otherwise
-// the insert draws and returns each.
+// publish inserts rows on q through the capture insert, as few statements
+// as its MaxRows allows: positions the strategy reserves are taken first
+// (one reservation for the batch) and stamped on the rows; otherwise the
+// insert draws and returns them, in insert order.
 func (t *Topic) publish(ctx context.Context, q engine.Querier, rows []row) ([]int64, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	reserved, err := t.positions.Reserve(ctx, q, len(rows), position.Reservation{}, nil)
+	pos, err := t.insert(ctx, q, rows)
 	if err != nil {
 		return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
 	}
-	pos := make([]int64, len(rows))
-	if !reserved.Held() {
-		tables := map[string]string{"event_capture_global_position_table": t.posTable}
-		if t.e.Has(dialect.PositionBeginXID) {
-			if _, err := t.e.Exec(ctx, q, dialect.PositionBeginXID, nil, nil); err != nil {
-				return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
-			}
-		}
-		for i, r := range rows {
-			if err := t.e.QueryRow(ctx, q, dialect.TopicInsertDrawn, tables, r).Scan(&pos[i]); err != nil {
-				return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
-			}
-		}
-		return pos, nil
+	return pos, nil
+}
+
+func (t *Topic) insert(ctx context.Context, q engine.Querier, rows []row) ([]int64, error) {
+	reserved, err := t.positions.Reserve(ctx, q, len(rows), position.Reservation{}, nil)
+	if err != nil {
+		return nil, err
 	}
-	for i, r := range rows {
-		pos[i] = reserved.Position(i)
-		r["global_position"] = pos[i]
-		if _, err := t.e.Exec(ctx, q, dialect.TopicInsert, nil, r); err != nil {
-			return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
+	pos := make([]int64, len(rows))
+	draws := !reserved.Held()
+	if draws && t.e.Has(dialect.PositionBeginXID) {
+		if _, err := t.e.Exec(ctx, q, dialect.PositionBeginXID, nil, nil); err != nil {
+			return nil, err
+		}
+	}
+	shape := engine.InsertShape{Tables: t.insertTables}
+	chunk := t.records.MaxRows(shape)
+	vals := make([][]any, len(rows))
+	for i := range rows {
+		if !draws {
+			pos[i] = reserved.Position(i)
+			rows[i][bGlobalPosition] = pos[i]
+		}
+		vals[i] = rows[i][:]
+	}
+	for from := 0; from < len(rows); from += chunk {
+		to := min(from+chunk, len(rows))
+		if !draws {
+			if _, err := t.records.Exec(ctx, q, shape, vals[from:to]); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := t.drawn(ctx, q, shape, vals[from:to], pos[from:to]); err != nil {
+			return nil, err
 		}
 	}
 	return pos, nil
+}
+
+// drawn runs one chunk whose positions the insert draws and returns, one
+// row per message in insert order, into pos.
+func (t *Topic) drawn(ctx context.Context, q engine.Querier, shape engine.InsertShape, vals [][]any, pos []int64) error {
+	rs, err := t.records.Query(ctx, q, shape, vals)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	i := 0
+	for rs.Next() {
+		if i >= len(pos) {
+			return errors.New("capture insert returned more rows than it inserted")
+		}
+		if err := rs.Scan(&pos[i]); err != nil {
+			return t.e.Errors.Wrap(err)
+		}
+		i++
+	}
+	if err := rs.Err(); err != nil {
+		return t.e.Errors.Wrap(err)
+	}
+	if i != len(pos) {
+		return fmt.Errorf("capture insert returned %d rows for %d messages", i, len(pos))
+	}
+	return nil
 }

@@ -74,6 +74,10 @@ type Topic struct {
 	// counter row) or the engine runs one writer at a time (SQLite).
 	writeMu sync.Mutex
 	nudger  func()
+	// records is the capture insert (Catalogue.CaptureInsert), filled with
+	// insertTables.
+	records      *engine.Insert
+	insertTables map[string]string
 }
 
 // New returns the capture topic of e and seeds its mark row at 0 when it
@@ -82,6 +86,8 @@ type Topic struct {
 func New(ctx context.Context, e *engine.Engine) (*Topic, error) {
 	t := &Topic{e: e, name: CaptureTopic, posTable: e.Names.Shared[engine.CapturePositions.Placeholder]}
 	t.positions = position.Of(e).Writer(engine.CapturePositions)
+	t.records = e.NewInsert("capture insert", e.Cat.CaptureInsert, dialect.CaptureInsertBinds)
+	t.insertTables = map[string]string{"event_capture_global_position_table": t.posTable}
 	if e.ReadOnly() {
 		if _, err := e.ReadMarkRow(ctx, e.DB, t.name); errors.Is(err, sql.ErrNoRows) {
 			return nil, &engine.SchemaMissingError{What: "the high-water-mark row of topic " + t.name, Cause: err}

@@ -46,6 +46,7 @@ func Catalogue() dialect.Catalogue {
 	c.Identity.MaxIdentifierLength = 31
 	// Firebird 3 has no multi-row VALUES: one row per INSERT.
 	c.EventInsert.MaxRows = 1
+	c.CaptureInsert.MaxRows = 1
 	// The counter's retry (positionAllocate) is sound only in READ
 	// COMMITTED: declared, not left to the driver's default.
 	// ReadWriteReads: firebirdsql runs a connection's autocommit statements

@@ -46,6 +46,7 @@ func Catalogue() dialect.Catalogue {
 	c.Scripts = dialect.Scripts(dialect.ObjectSequence, ddl())
 	c.Statements = statements()
 	c.EventInsert = eventInsert()
+	c.CaptureInsert = captureInsert()
 	c.Locks.SkipLocked = true
 	c.Locks.Now = "now()"
 	c.Errors = errorRules()

@@ -48,7 +48,6 @@ func statements() map[dialect.StatementID]string {
 		dialect.EndHorizon:  endHorizon,
 		dialect.DatabaseNow: `SELECT ` + clock,
 	})
-	topicStatements(st)
 	return st
 }
 
