@@ -152,12 +152,5 @@ func (e *Engine) checkSeededFacts(ctx context.Context, q Querier) error {
 // pause waits a little longer on each attempt (5 ms, 10 ms, …) so racing
 // processes do not retry in lockstep.
 func pause(ctx context.Context, attempt int) error {
-	t := time.NewTimer(time.Duration(attempt) * 5 * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return Sleep(ctx, time.Duration(attempt)*5*time.Millisecond)
 }

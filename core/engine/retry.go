@@ -78,7 +78,13 @@ func (r TransientRetry) Backoff(ctx context.Context, attempt int) error {
 	if ceiling > r.Max || ceiling <= 0 {
 		ceiling = r.Max
 	}
-	t := time.NewTimer(rand.N(ceiling) + 1)
+	return Sleep(ctx, rand.N(ceiling)+1)
+}
+
+// Sleep waits d, or returns ctx's error when ctx ends first: the one wait
+// of every retry and backoff.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

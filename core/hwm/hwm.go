@@ -300,11 +300,8 @@ func (a *Advancer) observe(mark int64) {
 func (a *Advancer) Cycle(ctx context.Context) (bool, error) {
 	moved, err := a.cycle(ctx)
 	for try := 1; err != nil && try < cycleTries && ctx.Err() == nil && sqlerr.IsTransient(a.e.Errors.Wrap(err)); try++ {
-		a.lost() // what the failed cycle wrote is not known: read the row again
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Duration(try) * 5 * time.Millisecond):
-		}
+		a.lost()                                                     // what the failed cycle wrote is not known: read the row again
+		_ = engine.Sleep(ctx, time.Duration(try)*5*time.Millisecond) // a stop is seen by the cycle
 		moved, err = a.cycle(ctx)
 	}
 	if err != nil {

@@ -2,10 +2,9 @@ package log
 
 import (
 	"context"
-	"math"
-	"math/rand/v2"
 	"time"
 
+	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
 )
 
@@ -152,14 +151,7 @@ func followFailed(ctx context.Context, opts FollowOptions, fnErr, err error, fai
 	if opts.OnRetry != nil {
 		opts.OnRetry(failures, err)
 	}
-	// Full jitter: followers that failed together do not retry together.
-	ceiling := min(opts.RetryMax, time.Duration(float64(time.Millisecond)*math.Pow(2, float64(min(failures, 30)))))
-	t := time.NewTimer(time.Duration(rand.Int64N(int64(ceiling) + 1)))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	// Full jitter (followers that failed together do not retry together),
+	// from 1 ms doubling to RetryMax, without a bound on the tries.
+	return engine.TransientRetry{Unbounded: true, Initial: time.Millisecond, Max: opts.RetryMax}.Backoff(ctx, failures)
 }
