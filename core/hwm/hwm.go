@@ -300,8 +300,10 @@ func (a *Advancer) observe(mark int64) {
 func (a *Advancer) Cycle(ctx context.Context) (bool, error) {
 	moved, err := a.cycle(ctx)
 	for try := 1; err != nil && try < cycleTries && ctx.Err() == nil && sqlerr.IsTransient(a.e.Errors.Wrap(err)); try++ {
-		a.lost()                                                     // what the failed cycle wrote is not known: read the row again
-		_ = engine.Sleep(ctx, time.Duration(try)*5*time.Millisecond) // a stop is seen by the cycle
+		// What the failed cycle wrote is not known: read the row again. A
+		// stop during the pause is seen by the next cycle.
+		a.lost()
+		_ = engine.Sleep(ctx, time.Duration(try)*5*time.Millisecond)
 		moved, err = a.cycle(ctx)
 	}
 	if err != nil {
