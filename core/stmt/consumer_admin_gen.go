@@ -15,39 +15,20 @@ func ExecAdminConsumerList(ctx context.Context, e *engine.Engine, q engine.Queri
 	return e.Exec(ctx, q, dialect.AdminConsumerList, nil, nil)
 }
 
-// AdminConsumerListRow is a row of dialect.AdminConsumerList.
-type AdminConsumerListRow struct {
-	// ID is column id.
-	ID string
-	// ConsumerType is column consumer_type.
-	ConsumerType string
-	// ConsumerName is column consumer_name.
-	ConsumerName string
-	// State is column state.
-	State sql.NullString
-	// HaltReason is column halt_reason.
-	HaltReason sql.NullString
-	// Epoch is column epoch.
-	Epoch sql.NullInt64
-	// StateSince is column state_since.
-	StateSince engine.UTCTime
-}
-
-func scanAdminConsumerList(s scanner, r *AdminConsumerListRow) error {
-	return s.Scan(&r.ID, &r.ConsumerType, &r.ConsumerName, &r.State, &r.HaltReason, &r.Epoch, &r.StateSince)
-}
+// AdminConsumerListRow is a row of dialect.AdminConsumerList: the columns of dialect.ConsumerByName.
+type AdminConsumerListRow = ConsumerByNameRow
 
 // QueryAdminConsumerList runs dialect.AdminConsumerList on q and returns its rows (see engine.Engine.Query).
 func QueryAdminConsumerList(ctx context.Context, e *engine.Engine, q engine.Querier) (Rows[AdminConsumerListRow], error) {
 	rows, err := e.Query(ctx, q, dialect.AdminConsumerList, nil, nil)
-	return Rows[AdminConsumerListRow]{rows: rows, e: e, scan: scanAdminConsumerList}, err
+	return Rows[AdminConsumerListRow]{rows: rows, e: e, scan: scanConsumerByName}, err
 }
 
 // QueryRowAdminConsumerList runs dialect.AdminConsumerList on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
 func QueryRowAdminConsumerList(ctx context.Context, e *engine.Engine, q engine.Querier) (AdminConsumerListRow, error) {
 	var r AdminConsumerListRow
-	err := scanAdminConsumerList(e.QueryRow(ctx, q, dialect.AdminConsumerList, nil, nil), &r)
+	err := scanConsumerByName(e.QueryRow(ctx, q, dialect.AdminConsumerList, nil, nil), &r)
 	return r, err
 }
 

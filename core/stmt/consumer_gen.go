@@ -110,39 +110,20 @@ func ExecConsumerByID(ctx context.Context, e *engine.Engine, q engine.Querier, p
 	return e.Exec(ctx, q, dialect.ConsumerByID, nil, p.args())
 }
 
-// ConsumerByIDRow is a row of dialect.ConsumerByID.
-type ConsumerByIDRow struct {
-	// ID is column id.
-	ID string
-	// ConsumerType is column consumer_type.
-	ConsumerType string
-	// ConsumerName is column consumer_name.
-	ConsumerName string
-	// State is column state.
-	State sql.NullString
-	// HaltReason is column halt_reason.
-	HaltReason sql.NullString
-	// Epoch is column epoch.
-	Epoch sql.NullInt64
-	// StateSince is column state_since.
-	StateSince engine.UTCTime
-}
-
-func scanConsumerByID(s scanner, r *ConsumerByIDRow) error {
-	return s.Scan(&r.ID, &r.ConsumerType, &r.ConsumerName, &r.State, &r.HaltReason, &r.Epoch, &r.StateSince)
-}
+// ConsumerByIDRow is a row of dialect.ConsumerByID: the columns of dialect.ConsumerByName.
+type ConsumerByIDRow = ConsumerByNameRow
 
 // QueryConsumerByID runs dialect.ConsumerByID on q and returns its rows (see engine.Engine.Query).
 func QueryConsumerByID(ctx context.Context, e *engine.Engine, q engine.Querier, p ConsumerByIDParams) (Rows[ConsumerByIDRow], error) {
 	rows, err := e.Query(ctx, q, dialect.ConsumerByID, nil, p.args())
-	return Rows[ConsumerByIDRow]{rows: rows, e: e, scan: scanConsumerByID}, err
+	return Rows[ConsumerByIDRow]{rows: rows, e: e, scan: scanConsumerByName}, err
 }
 
 // QueryRowConsumerByID runs dialect.ConsumerByID on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
 func QueryRowConsumerByID(ctx context.Context, e *engine.Engine, q engine.Querier, p ConsumerByIDParams) (ConsumerByIDRow, error) {
 	var r ConsumerByIDRow
-	err := scanConsumerByID(e.QueryRow(ctx, q, dialect.ConsumerByID, nil, p.args()), &r)
+	err := scanConsumerByName(e.QueryRow(ctx, q, dialect.ConsumerByID, nil, p.args()), &r)
 	return r, err
 }
 
@@ -150,8 +131,8 @@ func QueryRowConsumerByID(ctx context.Context, e *engine.Engine, q engine.Querie
 type ConsumerSetStateParams struct {
 	// ID is #{id}.
 	ID string
-	// State is #{state}.
-	State string
+	// State is #{state} (nil: NULL).
+	State *string
 	// HaltReason is #{halt_reason} (nil: NULL).
 	HaltReason *string
 	// StateSince is #{state_since}.
@@ -163,7 +144,7 @@ type ConsumerSetStateParams struct {
 func (p ConsumerSetStateParams) args() map[string]any {
 	return map[string]any{
 		"id":          p.ID,
-		"state":       p.State,
+		"state":       nullable(p.State),
 		"halt_reason": nullable(p.HaltReason),
 		"state_since": p.StateSince,
 		"from_state":  p.FromState,
@@ -179,8 +160,8 @@ func ExecConsumerSetState(ctx context.Context, e *engine.Engine, q engine.Querie
 type ConsumerBeginRebuildParams struct {
 	// ID is #{id}.
 	ID string
-	// State is #{state}.
-	State string
+	// State is #{state} (nil: NULL).
+	State *string
 	// StateSince is #{state_since}.
 	StateSince time.Time
 	// FromState is #{from_state}.
@@ -190,7 +171,7 @@ type ConsumerBeginRebuildParams struct {
 func (p ConsumerBeginRebuildParams) args() map[string]any {
 	return map[string]any{
 		"id":          p.ID,
-		"state":       p.State,
+		"state":       nullable(p.State),
 		"state_since": p.StateSince,
 		"from_state":  p.FromState,
 	}

@@ -246,9 +246,9 @@ type EventStreamRow struct {
 	// EventRevision is column event_revision.
 	EventRevision int
 	// Payload is column payload.
-	Payload string
+	Payload []byte
 	// Metadata is column metadata.
-	Metadata sql.NullString
+	Metadata []byte
 	// OccurredAt is column occurred_at.
 	OccurredAt engine.UTCTime
 	// PartitionKey is column partition_key.
@@ -304,47 +304,20 @@ func ExecEventRange(ctx context.Context, e *engine.Engine, q engine.Querier, p E
 	return e.Exec(ctx, q, dialect.EventRange, p.tables(), p.args())
 }
 
-// EventRangeRow is a row of dialect.EventRange.
-type EventRangeRow struct {
-	// ID is column id.
-	ID engine.UUIDText
-	// AggregateID is column aggregate_id.
-	AggregateID string
-	// AggregateType is column aggregate_type.
-	AggregateType string
-	// SequenceNo is column sequence_no.
-	SequenceNo int64
-	// EventType is column event_type.
-	EventType string
-	// EventRevision is column event_revision.
-	EventRevision int
-	// Payload is column payload.
-	Payload string
-	// Metadata is column metadata.
-	Metadata sql.NullString
-	// OccurredAt is column occurred_at.
-	OccurredAt engine.UTCTime
-	// PartitionKey is column partition_key.
-	PartitionKey int64
-	// GlobalPosition is column global_position.
-	GlobalPosition int64
-}
-
-func scanEventRange(s scanner, r *EventRangeRow) error {
-	return s.Scan(&r.ID, &r.AggregateID, &r.AggregateType, &r.SequenceNo, &r.EventType, &r.EventRevision, &r.Payload, &r.Metadata, &r.OccurredAt, &r.PartitionKey, &r.GlobalPosition)
-}
+// EventRangeRow is a row of dialect.EventRange: the columns of dialect.EventStream.
+type EventRangeRow = EventStreamRow
 
 // QueryEventRange runs dialect.EventRange on q and returns its rows (see engine.Engine.Query).
 func QueryEventRange(ctx context.Context, e *engine.Engine, q engine.Querier, p EventRangeParams) (Rows[EventRangeRow], error) {
 	rows, err := e.Query(ctx, q, dialect.EventRange, p.tables(), p.args())
-	return Rows[EventRangeRow]{rows: rows, e: e, scan: scanEventRange}, err
+	return Rows[EventRangeRow]{rows: rows, e: e, scan: scanEventStream}, err
 }
 
 // QueryRowEventRange runs dialect.EventRange on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
 func QueryRowEventRange(ctx context.Context, e *engine.Engine, q engine.Querier, p EventRangeParams) (EventRangeRow, error) {
 	var r EventRangeRow
-	err := scanEventRange(e.QueryRow(ctx, q, dialect.EventRange, p.tables(), p.args()), &r)
+	err := scanEventStream(e.QueryRow(ctx, q, dialect.EventRange, p.tables(), p.args()), &r)
 	return r, err
 }
 
@@ -380,47 +353,20 @@ func ExecEventPartitionRange(ctx context.Context, e *engine.Engine, q engine.Que
 	return e.Exec(ctx, q, dialect.EventPartitionRange, p.tables(), p.args())
 }
 
-// EventPartitionRangeRow is a row of dialect.EventPartitionRange.
-type EventPartitionRangeRow struct {
-	// ID is column id.
-	ID engine.UUIDText
-	// AggregateID is column aggregate_id.
-	AggregateID string
-	// AggregateType is column aggregate_type.
-	AggregateType string
-	// SequenceNo is column sequence_no.
-	SequenceNo int64
-	// EventType is column event_type.
-	EventType string
-	// EventRevision is column event_revision.
-	EventRevision int
-	// Payload is column payload.
-	Payload string
-	// Metadata is column metadata.
-	Metadata sql.NullString
-	// OccurredAt is column occurred_at.
-	OccurredAt engine.UTCTime
-	// PartitionKey is column partition_key.
-	PartitionKey int64
-	// GlobalPosition is column global_position.
-	GlobalPosition int64
-}
-
-func scanEventPartitionRange(s scanner, r *EventPartitionRangeRow) error {
-	return s.Scan(&r.ID, &r.AggregateID, &r.AggregateType, &r.SequenceNo, &r.EventType, &r.EventRevision, &r.Payload, &r.Metadata, &r.OccurredAt, &r.PartitionKey, &r.GlobalPosition)
-}
+// EventPartitionRangeRow is a row of dialect.EventPartitionRange: the columns of dialect.EventStream.
+type EventPartitionRangeRow = EventStreamRow
 
 // QueryEventPartitionRange runs dialect.EventPartitionRange on q and returns its rows (see engine.Engine.Query).
 func QueryEventPartitionRange(ctx context.Context, e *engine.Engine, q engine.Querier, p EventPartitionRangeParams) (Rows[EventPartitionRangeRow], error) {
 	rows, err := e.Query(ctx, q, dialect.EventPartitionRange, p.tables(), p.args())
-	return Rows[EventPartitionRangeRow]{rows: rows, e: e, scan: scanEventPartitionRange}, err
+	return Rows[EventPartitionRangeRow]{rows: rows, e: e, scan: scanEventStream}, err
 }
 
 // QueryRowEventPartitionRange runs dialect.EventPartitionRange on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
 func QueryRowEventPartitionRange(ctx context.Context, e *engine.Engine, q engine.Querier, p EventPartitionRangeParams) (EventPartitionRangeRow, error) {
 	var r EventPartitionRangeRow
-	err := scanEventPartitionRange(e.QueryRow(ctx, q, dialect.EventPartitionRange, p.tables(), p.args()), &r)
+	err := scanEventStream(e.QueryRow(ctx, q, dialect.EventPartitionRange, p.tables(), p.args()), &r)
 	return r, err
 }
 
@@ -630,27 +576,20 @@ func ExecPositionAllocated(ctx context.Context, e *engine.Engine, q engine.Queri
 	return e.Exec(ctx, q, dialect.PositionAllocated, p.tables(), p.args())
 }
 
-// PositionAllocatedRow is a row of dialect.PositionAllocated.
-type PositionAllocatedRow struct {
-	// Val is column val.
-	Val int64
-}
-
-func scanPositionAllocated(s scanner, r *PositionAllocatedRow) error {
-	return s.Scan(&r.Val)
-}
+// PositionAllocatedRow is a row of dialect.PositionAllocated: the columns of dialect.PositionAllocate.
+type PositionAllocatedRow = PositionAllocateRow
 
 // QueryPositionAllocated runs dialect.PositionAllocated on q and returns its rows (see engine.Engine.Query).
 func QueryPositionAllocated(ctx context.Context, e *engine.Engine, q engine.Querier, p PositionAllocatedParams) (Rows[PositionAllocatedRow], error) {
 	rows, err := e.Query(ctx, q, dialect.PositionAllocated, p.tables(), p.args())
-	return Rows[PositionAllocatedRow]{rows: rows, e: e, scan: scanPositionAllocated}, err
+	return Rows[PositionAllocatedRow]{rows: rows, e: e, scan: scanPositionAllocate}, err
 }
 
 // QueryRowPositionAllocated runs dialect.PositionAllocated on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
 func QueryRowPositionAllocated(ctx context.Context, e *engine.Engine, q engine.Querier, p PositionAllocatedParams) (PositionAllocatedRow, error) {
 	var r PositionAllocatedRow
-	err := scanPositionAllocated(e.QueryRow(ctx, q, dialect.PositionAllocated, p.tables(), p.args()), &r)
+	err := scanPositionAllocate(e.QueryRow(ctx, q, dialect.PositionAllocated, p.tables(), p.args()), &r)
 	return r, err
 }
 
@@ -786,27 +725,20 @@ func ExecOldestRunningXID(ctx context.Context, e *engine.Engine, q engine.Querie
 	return e.Exec(ctx, q, dialect.OldestRunningXID, nil, nil)
 }
 
-// OldestRunningXIDRow is a row of dialect.OldestRunningXID.
-type OldestRunningXIDRow struct {
-	// XID is column xid.
-	XID int64
-}
-
-func scanOldestRunningXID(s scanner, r *OldestRunningXIDRow) error {
-	return s.Scan(&r.XID)
-}
+// OldestRunningXIDRow is a row of dialect.OldestRunningXID: the columns of dialect.CurrentXID.
+type OldestRunningXIDRow = CurrentXIDRow
 
 // QueryOldestRunningXID runs dialect.OldestRunningXID on q and returns its rows (see engine.Engine.Query).
 func QueryOldestRunningXID(ctx context.Context, e *engine.Engine, q engine.Querier) (Rows[OldestRunningXIDRow], error) {
 	rows, err := e.Query(ctx, q, dialect.OldestRunningXID, nil, nil)
-	return Rows[OldestRunningXIDRow]{rows: rows, e: e, scan: scanOldestRunningXID}, err
+	return Rows[OldestRunningXIDRow]{rows: rows, e: e, scan: scanCurrentXID}, err
 }
 
 // QueryRowOldestRunningXID runs dialect.OldestRunningXID on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
 func QueryRowOldestRunningXID(ctx context.Context, e *engine.Engine, q engine.Querier) (OldestRunningXIDRow, error) {
 	var r OldestRunningXIDRow
-	err := scanOldestRunningXID(e.QueryRow(ctx, q, dialect.OldestRunningXID, nil, nil), &r)
+	err := scanCurrentXID(e.QueryRow(ctx, q, dialect.OldestRunningXID, nil, nil), &r)
 	return r, err
 }
 

@@ -543,27 +543,20 @@ func ExecLeaseStatusMembers(ctx context.Context, e *engine.Engine, q engine.Quer
 	return e.Exec(ctx, q, dialect.LeaseStatusMembers, nil, p.args())
 }
 
-// LeaseStatusMembersRow is a row of dialect.LeaseStatusMembers.
-type LeaseStatusMembersRow struct {
-	// InstanceID is column instance_id.
-	InstanceID string
-}
-
-func scanLeaseStatusMembers(s scanner, r *LeaseStatusMembersRow) error {
-	return s.Scan(&r.InstanceID)
-}
+// LeaseStatusMembersRow is a row of dialect.LeaseStatusMembers: the columns of dialect.LeaseLiveMembers.
+type LeaseStatusMembersRow = LeaseLiveMembersRow
 
 // QueryLeaseStatusMembers runs dialect.LeaseStatusMembers on q and returns its rows (see engine.Engine.Query).
 func QueryLeaseStatusMembers(ctx context.Context, e *engine.Engine, q engine.Querier, p LeaseStatusMembersParams) (Rows[LeaseStatusMembersRow], error) {
 	rows, err := e.Query(ctx, q, dialect.LeaseStatusMembers, nil, p.args())
-	return Rows[LeaseStatusMembersRow]{rows: rows, e: e, scan: scanLeaseStatusMembers}, err
+	return Rows[LeaseStatusMembersRow]{rows: rows, e: e, scan: scanLeaseLiveMembers}, err
 }
 
 // QueryRowLeaseStatusMembers runs dialect.LeaseStatusMembers on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
 func QueryRowLeaseStatusMembers(ctx context.Context, e *engine.Engine, q engine.Querier, p LeaseStatusMembersParams) (LeaseStatusMembersRow, error) {
 	var r LeaseStatusMembersRow
-	err := scanLeaseStatusMembers(e.QueryRow(ctx, q, dialect.LeaseStatusMembers, nil, p.args()), &r)
+	err := scanLeaseLiveMembers(e.QueryRow(ctx, q, dialect.LeaseStatusMembers, nil, p.args()), &r)
 	return r, err
 }
 

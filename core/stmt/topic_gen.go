@@ -150,9 +150,9 @@ type TopicRangeRow struct {
 	// EventRevision is column event_revision.
 	EventRevision int
 	// Payload is column payload.
-	Payload string
+	Payload []byte
 	// Metadata is column metadata.
-	Metadata sql.NullString
+	Metadata []byte
 	// OccurredAt is column occurred_at.
 	OccurredAt engine.UTCTime
 	// MessageKey is column message_key.
@@ -203,43 +203,20 @@ func ExecTopicPartitionRange(ctx context.Context, e *engine.Engine, q engine.Que
 	return e.Exec(ctx, q, dialect.TopicPartitionRange, nil, p.args())
 }
 
-// TopicPartitionRangeRow is a row of dialect.TopicPartitionRange.
-type TopicPartitionRangeRow struct {
-	// ID is column id.
-	ID engine.UUIDText
-	// GlobalPosition is column global_position.
-	GlobalPosition int64
-	// PartitionKey is column partition_key.
-	PartitionKey int64
-	// EventType is column event_type.
-	EventType string
-	// EventRevision is column event_revision.
-	EventRevision int
-	// Payload is column payload.
-	Payload string
-	// Metadata is column metadata.
-	Metadata sql.NullString
-	// OccurredAt is column occurred_at.
-	OccurredAt engine.UTCTime
-	// MessageKey is column message_key.
-	MessageKey sql.NullString
-}
-
-func scanTopicPartitionRange(s scanner, r *TopicPartitionRangeRow) error {
-	return s.Scan(&r.ID, &r.GlobalPosition, &r.PartitionKey, &r.EventType, &r.EventRevision, &r.Payload, &r.Metadata, &r.OccurredAt, &r.MessageKey)
-}
+// TopicPartitionRangeRow is a row of dialect.TopicPartitionRange: the columns of dialect.TopicRange.
+type TopicPartitionRangeRow = TopicRangeRow
 
 // QueryTopicPartitionRange runs dialect.TopicPartitionRange on q and returns its rows (see engine.Engine.Query).
 func QueryTopicPartitionRange(ctx context.Context, e *engine.Engine, q engine.Querier, p TopicPartitionRangeParams) (Rows[TopicPartitionRangeRow], error) {
 	rows, err := e.Query(ctx, q, dialect.TopicPartitionRange, nil, p.args())
-	return Rows[TopicPartitionRangeRow]{rows: rows, e: e, scan: scanTopicPartitionRange}, err
+	return Rows[TopicPartitionRangeRow]{rows: rows, e: e, scan: scanTopicRange}, err
 }
 
 // QueryRowTopicPartitionRange runs dialect.TopicPartitionRange on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
 func QueryRowTopicPartitionRange(ctx context.Context, e *engine.Engine, q engine.Querier, p TopicPartitionRangeParams) (TopicPartitionRangeRow, error) {
 	var r TopicPartitionRangeRow
-	err := scanTopicPartitionRange(e.QueryRow(ctx, q, dialect.TopicPartitionRange, nil, p.args()), &r)
+	err := scanTopicRange(e.QueryRow(ctx, q, dialect.TopicPartitionRange, nil, p.args()), &r)
 	return r, err
 }
 
@@ -437,27 +414,20 @@ func ExecTopicPositions(ctx context.Context, e *engine.Engine, q engine.Querier,
 	return e.Exec(ctx, q, dialect.TopicPositions, nil, p.args())
 }
 
-// TopicPositionsRow is a row of dialect.TopicPositions.
-type TopicPositionsRow struct {
-	// GlobalPosition is column global_position.
-	GlobalPosition int64
-}
-
-func scanTopicPositions(s scanner, r *TopicPositionsRow) error {
-	return s.Scan(&r.GlobalPosition)
-}
+// TopicPositionsRow is a row of dialect.TopicPositions: the columns of dialect.TopicInsertDrawn.
+type TopicPositionsRow = TopicInsertDrawnRow
 
 // QueryTopicPositions runs dialect.TopicPositions on q and returns its rows (see engine.Engine.Query).
 func QueryTopicPositions(ctx context.Context, e *engine.Engine, q engine.Querier, p TopicPositionsParams) (Rows[TopicPositionsRow], error) {
 	rows, err := e.Query(ctx, q, dialect.TopicPositions, nil, p.args())
-	return Rows[TopicPositionsRow]{rows: rows, e: e, scan: scanTopicPositions}, err
+	return Rows[TopicPositionsRow]{rows: rows, e: e, scan: scanTopicInsertDrawn}, err
 }
 
 // QueryRowTopicPositions runs dialect.TopicPositions on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
 func QueryRowTopicPositions(ctx context.Context, e *engine.Engine, q engine.Querier, p TopicPositionsParams) (TopicPositionsRow, error) {
 	var r TopicPositionsRow
-	err := scanTopicPositions(e.QueryRow(ctx, q, dialect.TopicPositions, nil, p.args()), &r)
+	err := scanTopicInsertDrawn(e.QueryRow(ctx, q, dialect.TopicPositions, nil, p.args()), &r)
 	return r, err
 }
 
@@ -481,7 +451,7 @@ func ExecTopicCheckpoints(ctx context.Context, e *engine.Engine, q engine.Querie
 // TopicCheckpointsRow is a row of dialect.TopicCheckpoints.
 type TopicCheckpointsRow struct {
 	// ConsumerID is column consumer_id.
-	ConsumerID string
+	ConsumerID engine.UUIDText
 	// Position is column position.
 	Position sql.NullInt64
 }

@@ -84,45 +84,20 @@ func ExecUndeliveredRead(ctx context.Context, e *engine.Engine, q engine.Querier
 	return e.Exec(ctx, q, dialect.UndeliveredRead, nil, p.args())
 }
 
-// UndeliveredReadRow is a row of dialect.UndeliveredRead.
-type UndeliveredReadRow struct {
-	// ID is column id.
-	ID string
-	// SourceName is column source_name.
-	SourceName string
-	// PartitionNo is column partition_no.
-	PartitionNo int
-	// ResolvedKey is column resolved_key.
-	ResolvedKey string
-	// MessagePosition is column message_position.
-	MessagePosition int64
-	// Status is column status.
-	Status string
-	// FailureCount is column failure_count.
-	FailureCount int
-	// NextRetryAt is column next_retry_at.
-	NextRetryAt engine.UTCTime
-	// FailureReason is column failure_reason.
-	FailureReason sql.NullString
-	// RecordedAt is column recorded_at.
-	RecordedAt engine.UTCTime
-}
-
-func scanUndeliveredRead(s scanner, r *UndeliveredReadRow) error {
-	return s.Scan(&r.ID, &r.SourceName, &r.PartitionNo, &r.ResolvedKey, &r.MessagePosition, &r.Status, &r.FailureCount, &r.NextRetryAt, &r.FailureReason, &r.RecordedAt)
-}
+// UndeliveredReadRow is a row of dialect.UndeliveredRead: the columns of dialect.AdminUndeliveredList.
+type UndeliveredReadRow = AdminUndeliveredListRow
 
 // QueryUndeliveredRead runs dialect.UndeliveredRead on q and returns its rows (see engine.Engine.Query).
 func QueryUndeliveredRead(ctx context.Context, e *engine.Engine, q engine.Querier, p UndeliveredReadParams) (Rows[UndeliveredReadRow], error) {
 	rows, err := e.Query(ctx, q, dialect.UndeliveredRead, nil, p.args())
-	return Rows[UndeliveredReadRow]{rows: rows, e: e, scan: scanUndeliveredRead}, err
+	return Rows[UndeliveredReadRow]{rows: rows, e: e, scan: scanAdminUndeliveredList}, err
 }
 
 // QueryRowUndeliveredRead runs dialect.UndeliveredRead on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
 func QueryRowUndeliveredRead(ctx context.Context, e *engine.Engine, q engine.Querier, p UndeliveredReadParams) (UndeliveredReadRow, error) {
 	var r UndeliveredReadRow
-	err := scanUndeliveredRead(e.QueryRow(ctx, q, dialect.UndeliveredRead, nil, p.args()), &r)
+	err := scanAdminUndeliveredList(e.QueryRow(ctx, q, dialect.UndeliveredRead, nil, p.args()), &r)
 	return r, err
 }
 
@@ -297,31 +272,20 @@ func ExecCheckpointReadIncomplete(ctx context.Context, e *engine.Engine, q engin
 	return e.Exec(ctx, q, dialect.CheckpointReadIncomplete, nil, p.args())
 }
 
-// CheckpointReadIncompleteRow is a row of dialect.CheckpointReadIncomplete.
-type CheckpointReadIncompleteRow struct {
-	// SourceName is column source_name.
-	SourceName string
-	// PartitionNo is column partition_no.
-	PartitionNo int
-	// IncompleteThrough is column incomplete_through.
-	IncompleteThrough sql.NullInt64
-}
-
-func scanCheckpointReadIncomplete(s scanner, r *CheckpointReadIncompleteRow) error {
-	return s.Scan(&r.SourceName, &r.PartitionNo, &r.IncompleteThrough)
-}
+// CheckpointReadIncompleteRow is a row of dialect.CheckpointReadIncomplete: the columns of dialect.AdminCheckpointIncomplete.
+type CheckpointReadIncompleteRow = AdminCheckpointIncompleteRow
 
 // QueryCheckpointReadIncomplete runs dialect.CheckpointReadIncomplete on q and returns its rows (see engine.Engine.Query).
 func QueryCheckpointReadIncomplete(ctx context.Context, e *engine.Engine, q engine.Querier, p CheckpointReadIncompleteParams) (Rows[CheckpointReadIncompleteRow], error) {
 	rows, err := e.Query(ctx, q, dialect.CheckpointReadIncomplete, nil, p.args())
-	return Rows[CheckpointReadIncompleteRow]{rows: rows, e: e, scan: scanCheckpointReadIncomplete}, err
+	return Rows[CheckpointReadIncompleteRow]{rows: rows, e: e, scan: scanAdminCheckpointIncomplete}, err
 }
 
 // QueryRowCheckpointReadIncomplete runs dialect.CheckpointReadIncomplete on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
 func QueryRowCheckpointReadIncomplete(ctx context.Context, e *engine.Engine, q engine.Querier, p CheckpointReadIncompleteParams) (CheckpointReadIncompleteRow, error) {
 	var r CheckpointReadIncompleteRow
-	err := scanCheckpointReadIncomplete(e.QueryRow(ctx, q, dialect.CheckpointReadIncomplete, nil, p.args()), &r)
+	err := scanAdminCheckpointIncomplete(e.QueryRow(ctx, q, dialect.CheckpointReadIncomplete, nil, p.args()), &r)
 	return r, err
 }
 

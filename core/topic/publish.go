@@ -13,6 +13,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/log"
 	"github.com/tidemarkdb/tidemark/core/log/position"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 	"github.com/tidemarkdb/tidemark/internal/jsonvalid"
 )
 
@@ -72,8 +73,9 @@ func (t *Topic) PublishTx(ctx context.Context, tx *sql.Tx, msgs ...Message) ([]i
 	return t.publish(ctx, tx, rows)
 }
 
-// row is one message's binds.
-type row map[string]any
+// row is one message's binds (its position drawn by the insert, or
+// stamped: see publish).
+type row = stmt.TopicInsertDrawnParams
 
 // check refuses bad input before any SQL and builds each row's binds.
 func (t *Topic) check(msgs []Message) ([]row, error) {
@@ -101,17 +103,18 @@ func (t *Topic) check(msgs []Message) ([]row, error) {
 		if at.IsZero() {
 			at = now
 		}
-		var key, meta any
+		var key, meta *string
 		if m.Key != "" {
-			key = m.Key
+			key = &m.Key
 		}
 		if m.Metadata != nil {
-			meta = string(m.Metadata)
+			s := string(m.Metadata)
+			meta = &s
 		}
 		rows = append(rows, row{
-			"id": id, "partition_key": PartitionKey(m.Key, t.e.Partitions), "event_type": m.Type,
-			"event_revision": m.Revision, "payload": string(m.Payload), "metadata": meta,
-			"occurred_at": t.e.Cat.Facts.CutEventTime(at), "message_key": key,
+			ID: id, PartitionKey: PartitionKey(m.Key, t.e.Partitions), EventType: m.Type,
+			EventRevision: m.Revision, Payload: string(m.Payload), Metadata: meta,
+			OccurredAt: t.e.Cat.Facts.CutEventTime(at), MessageKey: key,
 		})
 	}
 	return rows, nil
@@ -191,23 +194,26 @@ func (t *Topic) publish(ctx context.Context, q engine.Querier, rows []row) ([]in
 	}
 	pos := make([]int64, len(rows))
 	if !reserved.Held() {
-		tables := map[string]string{"event_capture_global_position_table": t.posTable}
+		// The capture table's position object is the shared name (posTable).
 		if t.e.Has(dialect.PositionBeginXID) {
-			if _, err := t.e.Exec(ctx, q, dialect.PositionBeginXID, nil, nil); err != nil {
+			if _, err := stmt.ExecPositionBeginXID(ctx, t.e, q); err != nil {
 				return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
 			}
 		}
 		for i, r := range rows {
-			if err := t.e.QueryRow(ctx, q, dialect.TopicInsertDrawn, tables, r).Scan(&pos[i]); err != nil {
+			drawn, err := stmt.QueryRowTopicInsertDrawn(ctx, t.e, q, r)
+			if err != nil {
 				return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
 			}
+			pos[i] = drawn.GlobalPosition
 		}
 		return pos, nil
 	}
 	for i, r := range rows {
 		pos[i] = reserved.Position(i)
-		r["global_position"] = pos[i]
-		if _, err := t.e.Exec(ctx, q, dialect.TopicInsert, nil, r); err != nil {
+		if _, err := stmt.ExecTopicInsert(ctx, t.e, q, stmt.TopicInsertParams{GlobalPosition: pos[i], ID: r.ID,
+			PartitionKey: r.PartitionKey, EventType: r.EventType, EventRevision: r.EventRevision, Payload: r.Payload,
+			Metadata: r.Metadata, OccurredAt: r.OccurredAt, MessageKey: r.MessageKey}); err != nil {
 			return nil, fmt.Errorf("publishing to %s: %w", t.name, err)
 		}
 	}

@@ -13,6 +13,9 @@ type statement struct {
 	spec                dialect.StatementSpec
 	name                string
 	binds, tables, cols []field
+	// sameRow names the statement whose row struct this one's returns
+	// share ("" when it declares its own).
+	sameRow string
 }
 
 // hasParams tells whether the statement's functions take a params struct.
@@ -38,16 +41,20 @@ func (s statement) render(w *bytes.Buffer) {
 	if len(s.cols) == 0 {
 		return
 	}
-	row := s.name + "Row"
-	fmt.Fprintf(w, "\n// %s is a row of %s.\ntype %s struct {\n", row, id, row)
-	var dest []string
-	for _, c := range s.cols {
-		fmt.Fprintf(w, "\t// %s is column %s.\n\t%s %s\n", c.goName, c.name, c.goName, c.typ)
-		dest = append(dest, "&r."+c.goName)
+	row, scan := s.name+"Row", "scan"+s.name
+	if s.sameRow != "" {
+		fmt.Fprintf(w, "\n// %s is a row of %s: the columns of dialect.%s.\ntype %s = %sRow\n", row, id, s.sameRow, row, s.sameRow)
+		scan = "scan" + s.sameRow
+	} else {
+		fmt.Fprintf(w, "\n// %s is a row of %s.\ntype %s struct {\n", row, id, row)
+		var dest []string
+		for _, c := range s.cols {
+			fmt.Fprintf(w, "\t// %s is column %s.\n\t%s %s\n", c.goName, c.name, c.goName, c.typ)
+			dest = append(dest, "&r."+c.goName)
+		}
+		w.WriteString("}\n")
+		fmt.Fprintf(w, "\nfunc %s(s scanner, r *%s) error {\n\treturn s.Scan(%s)\n}\n", scan, row, strings.Join(dest, ", "))
 	}
-	w.WriteString("}\n")
-	scan := "scan" + s.name
-	fmt.Fprintf(w, "\nfunc %s(s scanner, r *%s) error {\n\treturn s.Scan(%s)\n}\n", scan, row, strings.Join(dest, ", "))
 	fmt.Fprintf(w, "\n// Query%s runs %s on q and returns its rows (see engine.Engine.Query).\n", s.name, id)
 	fmt.Fprintf(w, "func Query%s(ctx context.Context, e *engine.Engine, q engine.Querier%s) (Rows[%s], error) {\n", s.name, pArg, row)
 	fmt.Fprintf(w, "\trows, err := e.Query(ctx, q, %s, %s, %s)\n\treturn Rows[%s]{rows: rows, e: e, scan: %s}, err\n}\n", id, tables, args, row, scan)

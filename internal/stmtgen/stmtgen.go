@@ -30,8 +30,9 @@ func Generate(dialectDir string) (map[string][]byte, error) {
 		return nil, err
 	}
 	out := map[string][]byte{}
+	rowOf := map[string]string{}
 	for _, a := range dialect.SpecAreas() {
-		src, err := area(a, names)
+		src, err := area(a, names, rowOf)
 		if err != nil {
 			return nil, fmt.Errorf("area %s: %w", a.Name, err)
 		}
@@ -153,8 +154,11 @@ func imports(uses map[string]bool) []string {
 	return out
 }
 
-// area renders the file of one area.
-func area(a dialect.SpecArea, names map[string]string) ([]byte, error) {
+// area renders the file of one area. rowOf maps the columns of a row
+// (names and types) to the statement that declared its row struct first:
+// statements returning the same columns share it, so one loop can read
+// either (a range and its partition range).
+func area(a dialect.SpecArea, names map[string]string, rowOf map[string]string) ([]byte, error) {
 	var body bytes.Buffer
 	uses := map[string]bool{"context": true, "database/sql": true,
 		"github.com/tidemarkdb/tidemark/core/dialect": true, "github.com/tidemarkdb/tidemark/core/engine": true}
@@ -182,6 +186,18 @@ func area(a dialect.SpecArea, names map[string]string) ([]byte, error) {
 				return nil, err
 			}
 			st.cols = append(st.cols, field{col, goName(col), t})
+		}
+		if len(st.cols) > 0 {
+			var sig []string
+			for _, c := range st.cols {
+				sig = append(sig, c.name+" "+c.typ)
+			}
+			key := strings.Join(sig, ",")
+			if first, ok := rowOf[key]; ok {
+				st.sameRow = first
+			} else {
+				rowOf[key] = st.name
+			}
 		}
 		for _, f := range append(append(append([]field{}, st.binds...), st.tables...), st.cols...) {
 			if strings.Contains(f.typ, "time.") {

@@ -57,7 +57,7 @@ var types = map[string]goType{
 	"message_copy":       {bind: "*string", col: "sql.NullString"},
 	"message_key":        {bind: "*string", col: "sql.NullString"},
 	"message_position":   {bind: "int64", col: "int64"},
-	"metadata":           {bind: "*string", col: "sql.NullString"},
+	"metadata":           {bind: "*string", col: "[]byte"},
 	"n":                  {col: "int64"},
 	"next_retry_at":      {bind: "*time.Time", col: "engine.UTCTime"},
 	"notified":           {col: "sql.NullString"},
@@ -69,7 +69,7 @@ var types = map[string]goType{
 	"partition_key":      {bind: "int", col: "int64"},
 	"partition_no":       {bind: "int", col: "int"},
 	"partitions":         {bind: "int", col: "int"},
-	"payload":            {bind: "string", col: "string"},
+	"payload":            {bind: "string", col: "[]byte"},
 	"pending_end":        {bind: "int64", col: "sql.NullInt64"},
 	"pending_horizon":    {bind: "int64", col: "sql.NullInt64"},
 	"position":           {bind: "int64", col: "sql.NullInt64"},
@@ -81,7 +81,7 @@ var types = map[string]goType{
 	"source_name":        {bind: "string", col: "string"},
 	"start":              {bind: "int64"},
 	"started_at":         {col: "engine.UTCTime"},
-	"state":              {bind: "string", col: "sql.NullString"},
+	"state":              {bind: "*string", col: "sql.NullString"},
 	"state_since":        {bind: "time.Time", col: "engine.UTCTime"},
 	"status":             {bind: "string", col: "string"},
 	"through":            {bind: "int64"},
@@ -107,6 +107,8 @@ var types = map[string]goType{
 	"topic.first_since global_position": {col: "sql.NullInt64"},
 	"lease.ownership instance_id":       {col: "sql.NullString"},
 	"xid.end_horizon xid":               {col: "sql.NullInt64"},
+	"snapshot.latest payload":           {col: "string"},
+	"topic.checkpoints consumer_id":     {col: "engine.UUIDText"},
 }
 
 // perCallTables are the ${placeholders} a caller fills per call (one
