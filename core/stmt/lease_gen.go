@@ -452,7 +452,7 @@ func ExecLeaseFence(ctx context.Context, e *engine.Engine, q engine.Querier, p L
 // LeaseFenceRow is a row of dialect.LeaseFence.
 type LeaseFenceRow struct {
 	// InstanceID is column instance_id.
-	InstanceID string
+	InstanceID sql.NullString
 	// Generation is column generation.
 	Generation int64
 }

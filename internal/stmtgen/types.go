@@ -105,6 +105,7 @@ var types = map[string]goType{
 	"topic.range id":                    {col: "engine.UUIDText"},
 	"topic.partition_range id":          {col: "engine.UUIDText"},
 	"topic.first_since global_position": {col: "sql.NullInt64"},
+	"lease.fence instance_id":           {col: "sql.NullString"},
 	"lease.ownership instance_id":       {col: "sql.NullString"},
 	"xid.end_horizon xid":               {col: "sql.NullInt64"},
 	"snapshot.latest payload":           {col: "string"},
