@@ -500,7 +500,7 @@ type LeaseStatusOwnershipRow struct {
 	// PartitionNo is column partition_no.
 	PartitionNo int
 	// InstanceID is column instance_id.
-	InstanceID string
+	InstanceID sql.NullString
 	// Generation is column generation.
 	Generation int64
 }

@@ -99,17 +99,18 @@ var types = map[string]goType{
 	"id_m": {bind: "string"}, "id_n": {bind: "string"}, "id_o": {bind: "string"}, "id_p": {bind: "string"},
 
 	// Columns a statement returns in another form than the name's.
-	"event.range id":                    {col: "engine.UUIDText"},
-	"event.partition_range id":          {col: "engine.UUIDText"},
-	"event.stream id":                   {col: "engine.UUIDText"},
-	"topic.range id":                    {col: "engine.UUIDText"},
-	"topic.partition_range id":          {col: "engine.UUIDText"},
-	"topic.first_since global_position": {col: "sql.NullInt64"},
-	"lease.fence instance_id":           {col: "sql.NullString"},
-	"lease.ownership instance_id":       {col: "sql.NullString"},
-	"xid.end_horizon xid":               {col: "sql.NullInt64"},
-	"snapshot.latest payload":           {col: "string"},
-	"topic.checkpoints consumer_id":     {col: "engine.UUIDText"},
+	"event.range id":                     {col: "engine.UUIDText"},
+	"event.partition_range id":           {col: "engine.UUIDText"},
+	"event.stream id":                    {col: "engine.UUIDText"},
+	"topic.range id":                     {col: "engine.UUIDText"},
+	"topic.partition_range id":           {col: "engine.UUIDText"},
+	"topic.first_since global_position":  {col: "sql.NullInt64"},
+	"lease.fence instance_id":            {col: "sql.NullString"},
+	"lease.status_ownership instance_id": {col: "sql.NullString"},
+	"lease.ownership instance_id":        {col: "sql.NullString"},
+	"xid.end_horizon xid":                {col: "sql.NullInt64"},
+	"snapshot.latest payload":            {col: "string"},
+	"topic.checkpoints consumer_id":      {col: "engine.UUIDText"},
 }
 
 // perCallTables are the ${placeholders} a caller fills per call (one
