@@ -184,7 +184,7 @@ func (r *Registry) insertIgnoringDuplicate(ctx context.Context, insert func() er
 // trailing spaces) is a *NameCollisionError.
 func (r *Registry) Lookup(ctx context.Context, typ, name string) (Consumer, error) {
 	row, err := stmt.QueryRowConsumerByName(ctx, r.e, r.e.DB, stmt.ConsumerByNameParams{ConsumerType: typ, ConsumerName: name})
-	c, err := consumerOf(stmt.ConsumerByIDRow(row), err)
+	c, err := consumerOf(row, err)
 	if err != nil {
 		return Consumer{}, err
 	}
