@@ -2,13 +2,12 @@ package consumer
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sort"
 	"time"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // InstanceState is how an instance holding a consumer's leases stands, on
@@ -67,40 +66,38 @@ type LeasedPartition struct {
 	Generation int64 `json:"generation"`
 }
 
-type adminOwnershipRow struct {
-	Partition  int            `db:"partition_no"`
-	Instance   sql.NullString `db:"instance_id"`
-	Generation int64          `db:"generation"`
+// collect reads every row of a typed query.
+func collect[R any](rows stmt.Rows[R], err error) ([]R, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []R
+	for rows.Next() {
+		r, err := rows.Row()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
-type adminMemberRow struct {
-	Instance string `db:"instance_id"`
-}
-
-type adminInstanceRow struct {
-	Instance  string         `db:"instance_id"`
-	Host      sql.NullString `db:"host_name"`
-	Started   engine.UTCTime `db:"started_at"`
-	Heartbeat engine.UTCTime `db:"last_heartbeat"`
-	Expires   engine.UTCTime `db:"expires_at"`
-	Live      int            `db:"is_live"`
-}
-
-// leases reads the lease view of ref with sqlx: three reads outside a
+// leases reads the lease view of ref: three reads outside a
 // transaction, so a rebalance in between may show a partition moved while
 // its new owner's row is not yet listed (the owner then shows as gone).
 func (o *Operator) leases(ctx context.Context, ref Ref) (LeaseView, error) {
 	v := LeaseView{Instances: []LeaseInstance{}, Free: []LeasedPartition{}}
-	args := map[string]any{"consumer_type": ref.Type, "consumer_name": ref.Name}
-	owners, err := adminSelect[adminOwnershipRow](ctx, o.r, o.r.e.DB, dialect.LeaseStatusOwnership, args)
+	e, p := o.r.e, stmt.LeaseStatusOwnershipParams{ConsumerType: ref.Type, ConsumerName: ref.Name}
+	owners, err := collect(stmt.QueryLeaseStatusOwnership(ctx, e, e.DB, p))
 	if err != nil {
 		return v, fmt.Errorf("consumer %s: lease ownership: %w", ref, err)
 	}
-	members, err := adminSelect[adminMemberRow](ctx, o.r, o.r.e.DB, dialect.LeaseStatusMembers, args)
+	members, err := collect(stmt.QueryLeaseStatusMembers(ctx, e, e.DB, stmt.LeaseStatusMembersParams(p)))
 	if err != nil {
 		return v, fmt.Errorf("consumer %s: lease members: %w", ref, err)
 	}
-	rows, err := adminSelect[adminInstanceRow](ctx, o.r, o.r.e.DB, dialect.LeaseStatusInstances, args)
+	rows, err := collect(stmt.QueryLeaseStatusInstances(ctx, e, e.DB, stmt.LeaseStatusInstancesParams(p)))
 	if err != nil {
 		return v, fmt.Errorf("consumer %s: lease instances: %w", ref, err)
 	}
@@ -115,23 +112,23 @@ func (o *Operator) leases(ctx context.Context, ref Ref) (LeaseView, error) {
 		return in
 	}
 	for _, r := range rows {
-		in := instance(r.Instance)
-		in.Host, in.State = r.Host.String, InstanceLapsed
-		if r.Live == 1 {
+		in := instance(r.InstanceID)
+		in.Host, in.State = r.HostName.String, InstanceLapsed
+		if r.IsLive == 1 {
 			in.State = InstanceLive
 		}
-		in.StartedAt, in.LastHeartbeat, in.ExpiresAt = optTime(r.Started), optTime(r.Heartbeat), optTime(r.Expires)
+		in.StartedAt, in.LastHeartbeat, in.ExpiresAt = optTime(r.StartedAt), optTime(r.LastHeartbeat), optTime(r.ExpiresAt)
 	}
 	for _, m := range members {
-		instance(m.Instance).Member = true
+		instance(m.InstanceID).Member = true
 	}
 	for _, r := range owners {
-		p := LeasedPartition{Partition: r.Partition, Generation: r.Generation}
-		if !r.Instance.Valid {
+		p := LeasedPartition{Partition: r.PartitionNo, Generation: r.Generation}
+		if !r.InstanceID.Valid {
 			v.Free = append(v.Free, p)
 			continue
 		}
-		in := instance(r.Instance.String)
+		in := instance(r.InstanceID.String)
 		in.Partitions = append(in.Partitions, p)
 	}
 	for _, in := range byID {

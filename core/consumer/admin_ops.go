@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/lease"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // NotHaltedError is a resume past the poison message of a consumer that
@@ -192,27 +192,17 @@ func (o *Operator) Unsubscribe(ctx context.Context, ref Ref, source string) (Cha
 	}
 	return o.inTx(ctx, func(q engine.Querier, ch *Changes) error {
 		e := o.r.e
-		args := map[string]any{"consumer_id": c.ID, "source_name": source}
-		var n int64
-		if err := e.QueryRow(ctx, q, dialect.AdminCheckpointCountSource, nil, args).Scan(&n); err != nil {
+		count, err := stmt.QueryRowAdminCheckpointCountSource(ctx, e, q, stmt.AdminCheckpointCountSourceParams{ConsumerID: c.ID, SourceName: source})
+		if err != nil {
 			return err
 		}
-		if n == 0 {
+		if count.N == 0 {
 			return &NotSubscribedError{Consumer: ref, Source: source, Partition: -1}
 		}
-		for _, step := range []struct {
-			id    dialect.StatementID
-			count *int64
-		}{
-			{dialect.AdminSkippedDeleteSource, &ch.SkipsDeleted},
-			{dialect.AdminUndeliveredDeleteSource, &ch.Deleted},
-			{dialect.AdminCheckpointDeleteSource, &ch.Checkpoints},
-		} {
-			if *step.count, err = rowsChanged(e.Exec(ctx, q, step.id, nil, args)); err != nil {
-				return fmt.Errorf("consumer %s: unsubscribe %s: %w", ref, source, err)
-			}
+		if err := unsubscribeRows(ctx, e, q, c.ID, source, ch); err != nil {
+			return fmt.Errorf("consumer %s: unsubscribe %s: %w", ref, source, err)
 		}
-		gone, err := rowsChanged(e.Exec(ctx, q, dialect.AdminConsumerDeleteUnreferenced, nil, map[string]any{"id": c.ID}))
+		gone, err := rowsChanged(stmt.ExecAdminConsumerDeleteUnreferenced(ctx, e, q, stmt.AdminConsumerDeleteUnreferencedParams{ID: c.ID}))
 		ch.ConsumerDeleted = gone > 0
 		if err != nil || !ch.ConsumerDeleted {
 			return err
@@ -223,11 +213,27 @@ func (o *Operator) Unsubscribe(ctx context.Context, ref Ref, source string) (Cha
 	})
 }
 
+// unsubscribeRows deletes the skips, undelivered rows and checkpoints of
+// consumer id on source, counting each in ch.
+func unsubscribeRows(ctx context.Context, e *engine.Engine, q engine.Querier, id, source string, ch *Changes) (err error) {
+	if ch.SkipsDeleted, err = rowsChanged(stmt.ExecAdminSkippedDeleteSource(ctx, e, q,
+		stmt.AdminSkippedDeleteSourceParams{ConsumerID: id, SourceName: source})); err != nil {
+		return err
+	}
+	if ch.Deleted, err = rowsChanged(stmt.ExecAdminUndeliveredDeleteSource(ctx, e, q,
+		stmt.AdminUndeliveredDeleteSourceParams{ConsumerID: id, SourceName: source})); err != nil {
+		return err
+	}
+	ch.Checkpoints, err = rowsChanged(stmt.ExecAdminCheckpointDeleteSource(ctx, e, q,
+		stmt.AdminCheckpointDeleteSourceParams{ConsumerID: id, SourceName: source}))
+	return err
+}
+
 // release gives row u a fresh budget as status to (FAILED or WAITING),
 // guarded by the status it was read with.
 func (r *Registry) release(ctx context.Context, q engine.Querier, u UndeliveredView, to DeliveryStatus, ch *Changes) error {
-	n, err := rowsChanged(r.e.Exec(ctx, q, dialect.AdminUndeliveredRelease, nil, map[string]any{
-		"id": u.ID, "status": string(to), "from_status": string(u.Status)}))
+	n, err := rowsChanged(stmt.ExecAdminUndeliveredRelease(ctx, r.e, q, stmt.AdminUndeliveredReleaseParams{
+		ID: u.ID, Status: string(to), FromStatus: string(u.Status)}))
 	if err != nil {
 		return fmt.Errorf("undelivered %s: %s → %s: %w", u.ID, u.Status, to, err)
 	}
@@ -242,7 +248,7 @@ func (r *Registry) release(ctx context.Context, q engine.Querier, u UndeliveredV
 // deleteAndSkip deletes row u (guarded by its status) and records the
 // skip of its message for its key.
 func (r *Registry) deleteAndSkip(ctx context.Context, q engine.Querier, id string, u UndeliveredView, ch *Changes) error {
-	n, err := rowsChanged(r.e.Exec(ctx, q, dialect.AdminUndeliveredDeleteOne, nil, map[string]any{"id": u.ID, "from_status": string(u.Status)}))
+	n, err := rowsChanged(stmt.ExecAdminUndeliveredDeleteOne(ctx, r.e, q, stmt.AdminUndeliveredDeleteOneParams{ID: u.ID, FromStatus: string(u.Status)}))
 	if err != nil {
 		return fmt.Errorf("undelivered %s: delete: %w", u.ID, err)
 	}

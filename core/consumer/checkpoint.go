@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // Checkpoint is one CONSUMER_CHECKPOINTS row.
@@ -26,35 +26,31 @@ type Checkpoint struct {
 
 // Checkpoints returns every checkpoint of consumer id.
 func (r *Registry) Checkpoints(ctx context.Context, id string) ([]Checkpoint, error) {
-	rows, err := r.e.Query(ctx, r.e.DB, dialect.CheckpointRead, nil, map[string]any{"consumer_id": id})
+	rows, err := stmt.QueryCheckpointRead(ctx, r.e, r.e.DB, stmt.CheckpointReadParams{ConsumerID: id})
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []Checkpoint
 	for rows.Next() {
-		var (
-			c          Checkpoint
-			pos, epoch sql.NullInt64
-		)
-		if err := rows.Scan(&c.Source, &c.Partition, &pos, &epoch); err != nil {
-			return nil, r.e.Errors.Wrap(err)
+		c, err := rows.Row()
+		if err != nil {
+			return nil, err
 		}
-		c.Position, c.Recorded, c.Epoch = pos.Int64, pos.Valid, epoch.Int64
-		out = append(out, c)
+		out = append(out, Checkpoint{Source: c.SourceName, Partition: c.PartitionNo, Position: c.Position.Int64,
+			Recorded: c.Position.Valid, Epoch: c.Epoch.Int64})
 	}
-	return out, r.e.Errors.Wrap(rows.Err())
+	return out, rows.Err()
 }
 
 // readCheckpoint reads one checkpoint on q.
 func (r *Registry) readCheckpoint(ctx context.Context, q engine.Querier, id, source string, partition int) (Checkpoint, error) {
-	var pos, epoch sql.NullInt64
-	err := r.e.QueryRow(ctx, q, dialect.CheckpointReadOne, nil, map[string]any{
-		"consumer_id": id, "source_name": source, "partition_no": partition}).Scan(&pos, &epoch)
+	c, err := stmt.QueryRowCheckpointReadOne(ctx, r.e, q, stmt.CheckpointReadOneParams{
+		ConsumerID: id, SourceName: source, PartitionNo: partition})
 	if errors.Is(err, sql.ErrNoRows) {
 		return Checkpoint{}, fmt.Errorf("consumer %s: checkpoint %s/%d: %w", r.label(ctx, id), source, partition, ErrNotFound)
 	}
-	return Checkpoint{Source: source, Partition: partition, Position: pos.Int64, Recorded: pos.Valid, Epoch: epoch.Int64}, err
+	return Checkpoint{Source: source, Partition: partition, Position: c.Position.Int64, Recorded: c.Position.Valid, Epoch: c.Epoch.Int64}, err
 }
 
 // Advance moves the checkpoint of (id, source, partition) to position
@@ -63,14 +59,11 @@ func (r *Registry) readCheckpoint(ctx context.Context, q engine.Querier, id, sou
 // write that would move it back, or that an epoch above epoch fenced off
 // (a poll begun before a rebuild), changes nothing.
 func (r *Registry) Advance(ctx context.Context, q engine.Querier, id, source string, partition int, position, epoch int64) (bool, error) {
-	var ep any
-	if epoch > 0 {
-		ep = epoch
-	}
-	args := map[string]any{"consumer_id": id, "source_name": source, "partition_no": partition, "position": position, "epoch": ep, "epoch_floor": epoch}
+	p := stmt.CheckpointAdvanceParams{ConsumerID: id, SourceName: source, PartitionNo: partition, Position: position,
+		Epoch: epochBind(epoch), EpochFloor: epoch}
 	var moved bool
 	run := func(q engine.Querier) error {
-		res, err := r.e.Exec(ctx, q, dialect.CheckpointAdvance, nil, args)
+		res, err := stmt.ExecCheckpointAdvance(ctx, r.e, q, p)
 		if err != nil {
 			return err
 		}
@@ -91,12 +84,8 @@ func (r *Registry) Advance(ctx context.Context, q engine.Querier, id, source str
 // instead would let both commit when the one with the lower target writes
 // first.
 func (r *Registry) advanceOver(ctx context.Context, tx engine.Querier, id, source string, partition int, position, below, epoch int64) (bool, error) {
-	var ep any
-	if epoch > 0 {
-		ep = epoch
-	}
-	res, err := r.e.Exec(ctx, tx, dialect.CheckpointAdvanceOver, nil, map[string]any{"consumer_id": id, "source_name": source,
-		"partition_no": partition, "position": position, "below": below, "epoch": ep, "epoch_floor": epoch})
+	res, err := stmt.ExecCheckpointAdvanceOver(ctx, r.e, tx, stmt.CheckpointAdvanceOverParams{ConsumerID: id, SourceName: source,
+		PartitionNo: partition, Position: position, Below: below, Epoch: epochBind(epoch), EpochFloor: epoch})
 	if err != nil {
 		return false, err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // State is a consumer's state as CONSUMERS.state spells it; Running is
@@ -121,14 +122,14 @@ func (r *Registry) Subscribe(ctx context.Context, typ, name string, sources ...S
 	if err != nil {
 		return Consumer{}, err
 	}
-	var epoch any
-	if c.Epoch > 0 {
-		epoch = c.Epoch
-	}
+	epoch := epochBind(c.Epoch)
 	for _, s := range sources {
 		for p := range s.Partitions {
-			if err := r.insertIgnoringDuplicate(ctx, dialect.CheckpointInsert, map[string]string{}, map[string]any{
-				"consumer_id": c.ID, "source_name": s.Name, "partition_no": p, "epoch": epoch}); err != nil {
+			if err := r.insertIgnoringDuplicate(ctx, func() error {
+				_, err := stmt.ExecCheckpointInsert(ctx, r.e, r.e.DB, stmt.CheckpointInsertParams{
+					ConsumerID: c.ID, SourceName: s.Name, PartitionNo: p, Epoch: epoch})
+				return err
+			}); err != nil {
 				return Consumer{}, fmt.Errorf("consumer %s/%s: checkpoint %s/%d: %w", typ, name, s.Name, p, err)
 			}
 		}
@@ -142,8 +143,11 @@ func (r *Registry) ensureRow(ctx context.Context, typ, name string) (Consumer, e
 	} else if !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrNameCollision) {
 		return Consumer{}, err
 	}
-	if err := r.insertIgnoringDuplicate(ctx, dialect.ConsumerInsert, nil, map[string]any{
-		"id": uuid.NewString(), "consumer_type": typ, "consumer_name": name, "state_since": r.stamp()}); err != nil {
+	if err := r.insertIgnoringDuplicate(ctx, func() error {
+		_, err := stmt.ExecConsumerInsert(ctx, r.e, r.e.DB, stmt.ConsumerInsertParams{
+			ID: uuid.NewString(), ConsumerType: typ, ConsumerName: name, StateSince: r.stamp()})
+		return err
+	}); err != nil {
 		return Consumer{}, fmt.Errorf("consumer %s/%s: %w", typ, name, err)
 	}
 	// Whoever inserted it (this call or a concurrent subscribe), the row the
@@ -151,11 +155,19 @@ func (r *Registry) ensureRow(ctx context.Context, typ, name string) (Consumer, e
 	return r.Lookup(ctx, typ, name)
 }
 
-// insertIgnoringDuplicate runs an insert whose unique violation means the
+// epochBind is an epoch as its bind: NULL for a consumer never rebuilt.
+func epochBind(epoch int64) *int64 {
+	if epoch > 0 {
+		return &epoch
+	}
+	return nil
+}
+
+// insertIgnoringDuplicate runs insert, whose unique violation means the
 // row exists; transient errors are retried.
-func (r *Registry) insertIgnoringDuplicate(ctx context.Context, id dialect.StatementID, tables map[string]string, args map[string]any) error {
+func (r *Registry) insertIgnoringDuplicate(ctx context.Context, insert func() error) error {
 	return r.retryTransient(ctx, func() error {
-		_, err := r.e.Exec(ctx, r.e.DB, id, tables, args)
+		err := insert()
 		// A primary-key violation is classed as a duplicate event id on
 		// engines that tell the event table's key apart only by its kind
 		// (SQLite's 1555); here either means the row exists.
@@ -171,7 +183,8 @@ func (r *Registry) insertIgnoringDuplicate(ctx context.Context, id dialect.State
 // these names whose names differ (a collation ignoring case, accents or
 // trailing spaces) is a *NameCollisionError.
 func (r *Registry) Lookup(ctx context.Context, typ, name string) (Consumer, error) {
-	c, err := r.scanRow(r.e.QueryRow(ctx, r.e.DB, dialect.ConsumerByName, nil, map[string]any{"consumer_type": typ, "consumer_name": name}))
+	row, err := stmt.QueryRowConsumerByName(ctx, r.e, r.e.DB, stmt.ConsumerByNameParams{ConsumerType: typ, ConsumerName: name})
+	c, err := consumerOf(row, err)
 	if err != nil {
 		return Consumer{}, err
 	}
@@ -187,25 +200,30 @@ func (r *Registry) Get(ctx context.Context, id string) (Consumer, error) {
 }
 
 func (r *Registry) get(ctx context.Context, q engine.Querier, id string) (Consumer, error) {
-	return r.scanRow(r.e.QueryRow(ctx, q, dialect.ConsumerByID, nil, map[string]any{"id": id}))
+	return consumerOf(stmt.QueryRowConsumerByID(ctx, r.e, q, stmt.ConsumerByIDParams{ID: id}))
 }
 
+// scanRow scans a consumer row (the columns of dialect.ConsumerByID) for
+// the operator's list, which is not yet typed.
 func (r *Registry) scanRow(row engine.Row) (Consumer, error) {
-	var (
-		c           Consumer
-		state, halt sql.NullString
-		epoch       sql.NullInt64
-		since       anyTime
-	)
-	if err := row.Scan(&c.ID, &c.Type, &c.Name, &state, &halt, &epoch, &since); err != nil {
+	var c stmt.ConsumerByIDRow
+	err := row.Scan(&c.ID, &c.ConsumerType, &c.ConsumerName, &c.State, &c.HaltReason, &c.Epoch, &c.StateSince)
+	return consumerOf(c, err)
+}
+
+// consumerOf is the consumer a consumer row holds; sql.ErrNoRows is
+// ErrNotFound.
+func consumerOf(row stmt.ConsumerByIDRow, err error) (Consumer, error) {
+	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return Consumer{}, ErrNotFound
 		}
 		return Consumer{}, err
 	}
-	c.State, c.HaltReason, c.Epoch, c.StateSince = Running, HaltReason(halt.String), epoch.Int64, time.Time(since)
-	if state.Valid {
-		c.State = State(state.String)
+	c := Consumer{ID: row.ID, Type: row.ConsumerType, Name: row.ConsumerName, State: Running,
+		HaltReason: HaltReason(row.HaltReason.String), Epoch: row.Epoch.Int64, StateSince: time.Time(row.StateSince)}
+	if row.State.Valid {
+		c.State = State(row.State.String)
 	}
 	return c, nil
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // ErrInvalidSkip: a skip whose position, partition or key the table cannot
@@ -98,17 +98,16 @@ func (r *Registry) recordSkip(ctx context.Context, q engine.Querier, id string, 
 		return err
 	}
 	sid := SkipID(id, s)
-	var got string
-	err := r.e.QueryRow(ctx, q, dialect.SkippedExists, nil, map[string]any{"id": sid}).Scan(&got)
+	_, err := stmt.QueryRowSkippedExists(ctx, r.e, q, stmt.SkippedExistsParams{ID: sid})
 	switch {
 	case err == nil:
 		return nil
 	case !errors.Is(err, sql.ErrNoRows):
 		return err
 	}
-	_, err = r.e.Exec(ctx, q, dialect.SkippedInsert, nil, map[string]any{
-		"id": sid, "consumer_id": id, "source_name": s.Source, "partition_no": s.Partition,
-		"message_position": s.Position, "resolved_key": s.Key, "every_key": s.EveryKey})
+	_, err = stmt.ExecSkippedInsert(ctx, r.e, q, stmt.SkippedInsertParams{
+		ID: sid, ConsumerID: id, SourceName: s.Source, PartitionNo: s.Partition,
+		MessagePosition: s.Position, ResolvedKey: s.Key, EveryKey: s.EveryKey})
 	if err != nil {
 		return fmt.Errorf("consumer %s: skip %s/%d@%d: %w", r.label(ctx, id), s.Source, s.Partition, s.Position, err)
 	}
@@ -121,18 +120,18 @@ func (r *Registry) Skips(ctx context.Context, id, source string, after int64) ([
 }
 
 func (r *Registry) skips(ctx context.Context, q engine.Querier, id, source string, after int64) ([]Skip, error) {
-	rows, err := r.e.Query(ctx, q, dialect.SkippedRead, nil, map[string]any{"consumer_id": id, "source_name": source, "after": after})
+	rows, err := stmt.QuerySkippedRead(ctx, r.e, q, stmt.SkippedReadParams{ConsumerID: id, SourceName: source, After: after})
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []Skip
 	for rows.Next() {
-		s := Skip{Source: source}
-		if err := rows.Scan(&s.Partition, &s.Position, &s.Key, &s.EveryKey); err != nil {
-			return nil, r.e.Errors.Wrap(err)
+		s, err := rows.Row()
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, s)
+		out = append(out, Skip{Source: source, Partition: s.PartitionNo, Position: s.MessagePosition, Key: s.ResolvedKey, EveryKey: s.EveryKey})
 	}
-	return out, r.e.Errors.Wrap(rows.Err())
+	return out, rows.Err()
 }

@@ -2,11 +2,10 @@ package consumer
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // Pause stops the consumer until Resume (running → PAUSED).
@@ -72,31 +71,28 @@ func (r *Registry) moveByID(ctx context.Context, id string, s *step) (Changes, e
 // transaction, so one straddling BeginRebuild either commits before it or
 // finds its row gone and rolls back.
 func (r *Registry) deleteDelivery(ctx context.Context, q engine.Querier, id string) error {
-	rows, err := r.e.Query(ctx, q, dialect.CheckpointRead, nil, map[string]any{"consumer_id": id})
+	rows, err := stmt.QueryCheckpointRead(ctx, r.e, q, stmt.CheckpointReadParams{ConsumerID: id})
 	if err != nil {
 		return err
 	}
 	sources := map[string]bool{}
 	for rows.Next() {
-		var (
-			src        string
-			part       int
-			pos, epoch sql.NullInt64
-		)
-		if err := rows.Scan(&src, &part, &pos, &epoch); err != nil {
+		c, err := rows.Row()
+		if err != nil {
 			rows.Close()
-			return r.e.Errors.Wrap(err)
+			return err
 		}
-		sources[src] = true
+		sources[c.SourceName] = true
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return r.e.Errors.Wrap(err)
 	}
 	for src := range sources {
-		for _, st := range []dialect.StatementID{dialect.AdminUndeliveredDeleteSource, dialect.AdminSkippedDeleteSource} {
-			if _, err := r.e.Exec(ctx, q, st, nil, map[string]any{"consumer_id": id, "source_name": src}); err != nil {
-				return err
-			}
+		if _, err := stmt.ExecAdminUndeliveredDeleteSource(ctx, r.e, q, stmt.AdminUndeliveredDeleteSourceParams{ConsumerID: id, SourceName: src}); err != nil {
+			return err
+		}
+		if _, err := stmt.ExecAdminSkippedDeleteSource(ctx, r.e, q, stmt.AdminSkippedDeleteSourceParams{ConsumerID: id, SourceName: src}); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // move is one change of a consumer's lifecycle state.
@@ -106,7 +106,7 @@ func (r *Registry) apply(ctx context.Context, q engine.Querier, c Consumer, s *s
 		s.epoch = c.Epoch + 1
 	}
 	if ru.replay {
-		if _, err := r.e.Exec(ctx, q, dialect.CheckpointReset, nil, map[string]any{"consumer_id": c.ID, "epoch": s.epoch}); err != nil {
+		if _, err := stmt.ExecCheckpointReset(ctx, r.e, q, stmt.CheckpointResetParams{ConsumerID: c.ID, Epoch: &s.epoch}); err != nil {
 			return err
 		}
 		if err := r.deleteDelivery(ctx, q, c.ID); err != nil {
@@ -166,20 +166,20 @@ func (r *Registry) moveHalted(ctx context.Context, q engine.Querier, c Consumer,
 // while the row is in from; false when it no longer was.
 func (r *Registry) writeState(ctx context.Context, q engine.Querier, id string, from State, m move, reason HaltReason) (bool, error) {
 	ru := rules[m]
-	var state, halt any
+	var state, halt *string
 	if ru.to != Running {
-		state = string(ru.to)
+		state = (*string)(&ru.to)
 	}
 	if reason != "" {
-		halt = string(reason)
+		halt = (*string)(&reason)
 	}
-	st, args := dialect.ConsumerSetState, map[string]any{
-		"id": id, "state": state, "halt_reason": halt, "state_since": r.stamp(), "from_state": string(from)}
 	if ru.epoch {
-		st = dialect.ConsumerBeginRebuild
-		delete(args, "halt_reason")
+		n, err := rowsChanged(stmt.ExecConsumerBeginRebuild(ctx, r.e, q, stmt.ConsumerBeginRebuildParams{
+			ID: id, State: state, StateSince: r.stamp(), FromState: string(from)}))
+		return n > 0, err
 	}
-	n, err := rowsChanged(r.e.Exec(ctx, q, st, nil, args))
+	n, err := rowsChanged(stmt.ExecConsumerSetState(ctx, r.e, q, stmt.ConsumerSetStateParams{
+		ID: id, State: state, HaltReason: halt, StateSince: r.stamp(), FromState: string(from)}))
 	return n > 0, err
 }
 

@@ -127,3 +127,26 @@ func RequiredStatements(s PositionStrategy) []StatementID {
 	}
 	return ids
 }
+
+// SpecArea is one area of the contract as its specs: what generators of
+// typed statement calls read (one file per area).
+type SpecArea struct {
+	// Name is the area's name ("event store", "consumer admin", …).
+	Name string
+	// Specs are the area's statement specs, in declaration order.
+	Specs []StatementSpec
+}
+
+// SpecAreas returns every area of the contract with its specs, in the
+// order of the areas table.
+func SpecAreas() []SpecArea {
+	out := make([]SpecArea, 0, len(areas))
+	for _, a := range areas {
+		sa := SpecArea{Name: a.name}
+		for _, list := range a.specs {
+			sa.Specs = append(sa.Specs, list...)
+		}
+		out = append(out, sa)
+	}
+	return out
+}

@@ -168,7 +168,9 @@ func (e *Engine) stmtOn(ctx context.Context, q Querier, query string) *sql.Stmt 
 	return nil
 }
 
-// Exec runs statement id on q.
+// Exec runs statement id on q. It is the untyped entry point: the core
+// calls the catalogue through core/stmt's typed functions, built on Exec,
+// Query and QueryRow; the suite and tools run statements by id here.
 //
 // Errors of Exec, Query and QueryRow (and of ExecText) are classified here,
 // once, with the dialect's rules: a classified error is an *sqlerr.Error, so

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // This file reads stream versions and turns the database's refusals into
@@ -33,9 +34,8 @@ func versionMatches(expected ExpectedVersion, actual int64) bool {
 // version is -1 when there is no row. A caller compares the owner with its
 // own type first: the version of another type's stream is not its own.
 func (s *Store) streamVersion(ctx context.Context, q queryer, table, id string) (int64, string, error) {
-	var v int64
-	var owner string
-	err := s.e.QueryRow(ctx, q, dialect.StreamVersion, map[string]string{"event_store_table": table}, map[string]any{"aggregate_id": id}).Scan(&v, &owner)
+	r, err := stmt.QueryRowStreamVersion(ctx, s.e, q, stmt.StreamVersionParams{AggregateID: id, EventStoreTable: table})
+	v, owner := r.SequenceNo, r.AggregateType
 	if errors.Is(err, sql.ErrNoRows) {
 		return -1, "", nil
 	}

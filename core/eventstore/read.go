@@ -2,22 +2,20 @@ package eventstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sort"
 	"time"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/log"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // Load reads an aggregate's events with sequence_no > afterSequence (use -1
 // for the whole stream), in sequence order.
 func (s *Store) Load(ctx context.Context, aggregateType, aggregateID string, afterSequence int64) ([]Recorded, error) {
-	rows, err := s.e.Query(ctx, s.e.DB, dialect.EventStream,
-		map[string]string{"event_store_table": s.eventTable(aggregateType)},
-		map[string]any{"aggregate_id": aggregateID, "aggregate_type": aggregateType, "after_sequence": afterSequence})
+	rows, err := stmt.QueryEventStream(ctx, s.e, s.e.DB, stmt.EventStreamParams{AggregateID: aggregateID,
+		AggregateType: aggregateType, AfterSequence: afterSequence, EventStoreTable: s.eventTable(aggregateType)})
 	if err != nil {
 		return nil, fmt.Errorf("loading %s %q: %w", aggregateType, aggregateID, err)
 	}
@@ -111,20 +109,14 @@ func (s *Store) log() log.Source[Recorded] {
 // for all), at most limit, in position order. One table's rows are handed
 // on as they are scanned; several tables' are merged first.
 func (s *Store) readRange(ctx context.Context, q queryer, partition int, after, upto int64, limit int, each func(Recorded) error) error {
-	id := dialect.EventRange
-	args := map[string]any{"after": after, "upto": upto, "limit": limit}
-	if partition >= 0 {
-		id = dialect.EventPartitionRange
-		args["partition"] = partition
-	}
 	if tables := s.e.Names.EventTables; len(tables) == 1 {
-		rows, err := s.e.Query(ctx, q, id, map[string]string{"event_store_table": tables[0]}, args)
+		rows, err := s.queryRange(ctx, q, tables[0], partition, after, upto, limit)
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", tables[0], err)
 		}
 		defer rows.Close()
 		for rows.Next() {
-			ev, err := scanEvent(rows)
+			ev, err := eventOf(rows.Row())
 			if err != nil {
 				return err
 			}
@@ -138,7 +130,7 @@ func (s *Store) readRange(ctx context.Context, q queryer, partition int, after, 
 	// Each table returns its first limit rows; merging them in position
 	// order and keeping the first limit gives the global page.
 	for _, t := range s.e.Names.EventTables {
-		rows, err := s.e.Query(ctx, q, id, map[string]string{"event_store_table": t}, args)
+		rows, err := s.queryRange(ctx, q, t, partition, after, upto, limit)
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", t, err)
 		}
@@ -157,11 +149,21 @@ func (s *Store) readRange(ctx context.Context, q queryer, partition int, after, 
 	return nil
 }
 
-func scanEvents(rows *sql.Rows) ([]Recorded, error) {
+// queryRange runs the range read of table: of one partition, or of all
+// (partition -1).
+func (s *Store) queryRange(ctx context.Context, q queryer, table string, partition int, after, upto int64, limit int) (stmt.Rows[stmt.EventRangeRow], error) {
+	if partition >= 0 {
+		return stmt.QueryEventPartitionRange(ctx, s.e, q, stmt.EventPartitionRangeParams{Partition: partition,
+			After: after, Upto: upto, Limit: limit, EventStoreTable: table})
+	}
+	return stmt.QueryEventRange(ctx, s.e, q, stmt.EventRangeParams{After: after, Upto: upto, Limit: limit, EventStoreTable: table})
+}
+
+func scanEvents(rows stmt.Rows[stmt.EventRangeRow]) ([]Recorded, error) {
 	defer rows.Close()
 	var out []Recorded
 	for rows.Next() {
-		r, err := scanEvent(rows)
+		r, err := eventOf(rows.Row())
 		if err != nil {
 			return nil, err
 		}
@@ -170,23 +172,13 @@ func scanEvents(rows *sql.Rows) ([]Recorded, error) {
 	return out, rows.Err()
 }
 
-// scanEvent scans the row rows is on. Payload and metadata scan straight
-// into []byte (one copy; a NULL metadata stays nil).
-func scanEvent(rows *sql.Rows) (Recorded, error) {
-	var r Recorded
-	var id anyText
-	var at anyTime
-	var part int64
-	if err := rows.Scan(&id, &r.AggregateID, &r.AggregateType, &r.SequenceNo, &r.Type, &r.Revision,
-		&r.Payload, &r.Metadata, &at, &part, &r.GlobalPosition); err != nil {
-		return r, err
+// eventOf is the event an event row holds. Payload and metadata were
+// scanned straight into []byte (one copy; a NULL metadata stays nil).
+func eventOf(r stmt.EventRangeRow, err error) (Recorded, error) {
+	if err != nil {
+		return Recorded{}, err
 	}
-	r.ID, r.OccurredAt, r.PartitionKey = string(id), time.Time(at), int(part)
-	return r, nil
+	return Recorded{ID: string(r.ID), AggregateID: r.AggregateID, AggregateType: r.AggregateType, SequenceNo: r.SequenceNo,
+		Type: r.EventType, Revision: r.EventRevision, Payload: r.Payload, Metadata: r.Metadata,
+		OccurredAt: time.Time(r.OccurredAt), PartitionKey: int(r.PartitionKey), GlobalPosition: r.GlobalPosition}, nil
 }
-
-// The driver-value scanners are the engine's (one set for every area).
-type (
-	anyText = engine.UUIDText
-	anyTime = engine.UTCTime
-)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // This file builds the rows of a batch (a lone append is a batch of one)
@@ -239,11 +240,11 @@ func (s *Store) readVersions(ctx context.Context, q queryer, batch []*pending, c
 }
 
 func (s *Store) readVersionsOnce(ctx context.Context, q queryer, table string, ids []string, states map[key]streamState) error {
-	args := make(map[string]any, dialect.StreamVersionsWidth)
-	for i, b := range dialect.StreamVersionsBinds {
-		args[b] = ids[min(i, len(ids)-1)] // a repeated id fills the rest
-	}
-	rs, err := s.e.Query(ctx, q, dialect.StreamVersions, map[string]string{"event_store_table": table}, args)
+	id := func(i int) string { return ids[min(i, len(ids)-1)] } // a repeated id fills the rest
+	rs, err := stmt.QueryStreamVersions(ctx, s.e, q, stmt.StreamVersionsParams{
+		IDA: id(0), IDB: id(1), IDC: id(2), IDD: id(3), IDE: id(4), IDF: id(5), IDG: id(6), IDH: id(7),
+		IDI: id(8), IDJ: id(9), IDK: id(10), IDL: id(11), IDM: id(12), IDN: id(13), IDO: id(14), IDP: id(15),
+		EventStoreTable: table})
 	if err != nil {
 		return fmt.Errorf("reading stream versions: %w", err)
 	}
@@ -254,11 +255,11 @@ func (s *Store) readVersionsOnce(ctx context.Context, q queryer, table string, i
 	}
 	foreign := false
 	for rs.Next() {
-		var id, owner string
-		var v int64
-		if err := rs.Scan(&id, &v, &owner); err != nil {
+		r, err := rs.Row()
+		if err != nil {
 			return fmt.Errorf("reading stream versions: %w", err)
 		}
+		id, v, owner := r.AggregateID, r.SequenceNo, r.AggregateType
 		if !asked[id] {
 			foreign = true // the engine matched an id that is not the one asked (collation)
 			continue

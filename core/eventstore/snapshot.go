@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // Snapshot is an aggregate's state as of a sequence number.
@@ -45,10 +45,9 @@ func (s *Store) SaveSnapshot(ctx context.Context, snap Snapshot) error {
 	if snap.CreatedAt.IsZero() {
 		snap.CreatedAt = time.Now()
 	}
-	_, err = s.e.Exec(ctx, s.e.DB, dialect.SnapshotInsert,
-		map[string]string{"aggregate_snapshots_table": s.snapshotTable(snap.AggregateType)},
-		map[string]any{"id": id.String(), "aggregate_id": snap.AggregateID, "aggregate_type": snap.AggregateType,
-			"sequence_no": snap.SequenceNo, "snapshot_version": snap.Version, "payload": string(snap.Payload), "created_at": snap.CreatedAt.UTC()})
+	_, err = stmt.ExecSnapshotInsert(ctx, s.e, s.e.DB, stmt.SnapshotInsertParams{ID: id.String(), AggregateID: snap.AggregateID,
+		AggregateType: snap.AggregateType, SequenceNo: snap.SequenceNo, SnapshotVersion: snap.Version, Payload: string(snap.Payload),
+		CreatedAt: snap.CreatedAt.UTC(), AggregateSnapshotsTable: s.snapshotTable(snap.AggregateType)})
 	if err != nil {
 		return fmt.Errorf("saving snapshot of %s %q: %w", snap.AggregateType, snap.AggregateID, err)
 	}
@@ -62,18 +61,15 @@ func (s *Store) LatestSnapshot(ctx context.Context, aggregateType, aggregateID s
 		version = 1
 	}
 	snap := Snapshot{AggregateType: aggregateType, AggregateID: aggregateID, Version: version}
-	var payload string
-	var at anyTime
-	err := s.e.QueryRow(ctx, s.e.DB, dialect.SnapshotLatest,
-		map[string]string{"aggregate_snapshots_table": s.snapshotTable(aggregateType)},
-		map[string]any{"aggregate_id": aggregateID, "aggregate_type": aggregateType, "snapshot_version": version}).Scan(&snap.SequenceNo, &payload, &at)
+	r, err := stmt.QueryRowSnapshotLatest(ctx, s.e, s.e.DB, stmt.SnapshotLatestParams{AggregateID: aggregateID,
+		AggregateType: aggregateType, SnapshotVersion: version, AggregateSnapshotsTable: s.snapshotTable(aggregateType)})
 	if errors.Is(err, sql.ErrNoRows) {
 		return Snapshot{}, false, nil
 	}
 	if err != nil {
 		return Snapshot{}, false, fmt.Errorf("loading snapshot of %s %q: %w", aggregateType, aggregateID, err)
 	}
-	snap.Payload, snap.CreatedAt = []byte(payload), time.Time(at)
+	snap.SequenceNo, snap.Payload, snap.CreatedAt = r.SequenceNo, []byte(r.Payload), time.Time(r.CreatedAt)
 	return snap, true, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // The mark row's reads and writes under the lease: the advancer's own, and
@@ -21,12 +22,9 @@ type state struct {
 	owner          sql.NullString
 }
 
-func (a *Advancer) args(extra map[string]any) map[string]any {
-	m := map[string]any{"topic": a.opts.Topic, "owner": a.opts.Owner, "lease_millis": a.opts.Lease.Milliseconds()}
-	for k, v := range extra {
-		m[k] = v
-	}
-	return m
+// lease is the advancer's lease as the binds of the mark row's writes.
+func (a *Advancer) lease() stmt.HWMAcquireParams {
+	return stmt.HWMAcquireParams{Topic: a.opts.Topic, Owner: a.opts.Owner, LeaseMillis: a.opts.Lease.Milliseconds()}
 }
 
 // read reads the topic's mark row through the engine's one reader.
@@ -40,7 +38,7 @@ func (a *Advancer) read(ctx context.Context, q engine.Querier) (state, error) {
 
 // acquire takes or renews the lease in its own short transaction.
 func (a *Advancer) acquire(ctx context.Context) (bool, error) {
-	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMAcquire, nil, a.args(nil))
+	res, err := stmt.ExecHWMAcquire(ctx, a.e, a.e.DB, a.lease())
 	if err != nil {
 		return false, fmt.Errorf("acquiring high-water-mark lease: %w", err)
 	}
@@ -51,7 +49,7 @@ func (a *Advancer) acquire(ctx context.Context) (bool, error) {
 func (a *Advancer) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_, _ = a.e.Exec(ctx, a.e.DB, dialect.HWMRelease, nil, map[string]any{"topic": a.opts.Topic, "owner": a.opts.Owner})
+	_, _ = stmt.ExecHWMRelease(ctx, a.e, a.e.DB, stmt.HWMReleaseParams{Topic: a.opts.Topic, Owner: a.opts.Owner})
 }
 
 // marker is the Advancer as the frontier's position.Marker: the writes of
@@ -67,7 +65,9 @@ func (m *marker) Advance(ctx context.Context, mark int64) (bool, error) {
 // lapsed meanwhile.
 func (m *marker) SetPending(ctx context.Context, end, horizon int64) (bool, error) {
 	a := (*Advancer)(m)
-	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMSetPending, nil, a.args(map[string]any{"pending_end": end, "pending_horizon": horizon}))
+	l := a.lease()
+	res, err := stmt.ExecHWMSetPending(ctx, a.e, a.e.DB, stmt.HWMSetPendingParams{
+		PendingEnd: end, PendingHorizon: horizon, Topic: l.Topic, Owner: l.Owner, LeaseMillis: l.LeaseMillis})
 	if err != nil {
 		a.lost()
 		return false, fmt.Errorf("recording pending end: %w", err)
@@ -84,7 +84,7 @@ func (m *marker) SetPending(ctx context.Context, end, horizon int64) (bool, erro
 
 func (m *marker) ClearPending(ctx context.Context) error {
 	a := (*Advancer)(m)
-	if _, err := a.e.Exec(ctx, a.e.DB, dialect.HWMClearPending, nil, a.args(nil)); err != nil {
+	if _, err := stmt.ExecHWMClearPending(ctx, a.e, a.e.DB, stmt.HWMClearPendingParams(a.lease())); err != nil {
 		a.lost()
 		return err
 	}
@@ -107,7 +107,7 @@ func (a *Advancer) advance(ctx context.Context, mark int64) (bool, error) {
 		a.own.mark, a.own.pendingEnd, a.own.pendingHorizon = mark, sql.NullInt64{}, sql.NullInt64{}
 		a.observe(mark)
 		if !folded && a.e.Has(dialect.HWMNotify) {
-			_, _ = a.e.Exec(ctx, a.e.DB, dialect.HWMNotify, nil, a.args(nil))
+			_, _ = stmt.ExecHWMNotify(ctx, a.e, a.e.DB, stmt.HWMNotifyParams(a.lease()))
 		}
 		return true, nil
 	}
@@ -120,12 +120,12 @@ func (a *Advancer) advance(ctx context.Context, mark int64) (bool, error) {
 // writeMark runs the mark's write and returns how many rows it moved (1:
 // moved, 0: the lease lapsed or the mark is already there).
 func (a *Advancer) writeMark(ctx context.Context, mark int64, folded bool) (int64, error) {
-	args := a.args(map[string]any{"mark": mark})
+	l := a.lease()
+	p := stmt.HWMAdvanceParams{Mark: mark, Topic: l.Topic, Owner: l.Owner, LeaseMillis: l.LeaseMillis}
 	if folded {
 		// Only the lease holder writes (an acquire through Exec came
 		// first), so a read-only engine never gets here.
-		var notified sql.NullString
-		err := a.e.QueryRow(ctx, a.e.DB, dialect.HWMAdvanceNotify, nil, args).Scan(&notified)
+		_, err := stmt.QueryRowHWMAdvanceNotify(ctx, a.e, a.e.DB, stmt.HWMAdvanceNotifyParams(p))
 		if errors.Is(err, sql.ErrNoRows) {
 			return 0, nil
 		}
@@ -134,7 +134,7 @@ func (a *Advancer) writeMark(ctx context.Context, mark int64, folded bool) (int6
 		}
 		return 1, nil
 	}
-	res, err := a.e.Exec(ctx, a.e.DB, dialect.HWMAdvance, nil, args)
+	res, err := stmt.ExecHWMAdvance(ctx, a.e, a.e.DB, p)
 	if err != nil {
 		return 0, fmt.Errorf("advancing high-water mark: %w", err)
 	}

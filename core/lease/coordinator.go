@@ -19,6 +19,7 @@ package lease
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // Defaults of Options. A lease outlives three missed heartbeats (3 × 1 s),
@@ -146,21 +148,24 @@ func (c *Coordinator) Heartbeats() int64 {
 	return c.heartbeats
 }
 
-func (c *Coordinator) args(extra map[string]any) map[string]any {
-	a := map[string]any{"instance_id": c.opts.InstanceID, "lease_millis": c.opts.LeaseDuration.Milliseconds()}
-	for k, v := range extra {
-		a[k] = v
-	}
-	return a
+// instance is the binds naming this instance's row.
+func (c *Coordinator) instance() stmt.LeaseInstanceDeleteParams {
+	return stmt.LeaseInstanceDeleteParams{InstanceID: c.opts.InstanceID}
+}
+
+// beat is the binds of the instance row's heartbeat.
+func (c *Coordinator) beat() stmt.LeaseHeartbeatParams {
+	return stmt.LeaseHeartbeatParams{InstanceID: c.opts.InstanceID, LeaseMillis: c.opts.LeaseDuration.Milliseconds()}
 }
 
 // register writes the instance row (deleting a lapsed one of this id
 // first): before the instance's first membership or claim.
 func (c *Coordinator) register(ctx context.Context) error {
-	if _, err := c.e.Exec(ctx, c.e.DB, dialect.LeaseInstanceDelete, nil, c.args(nil)); err != nil {
+	if _, err := stmt.ExecLeaseInstanceDelete(ctx, c.e, c.e.DB, c.instance()); err != nil {
 		return fmt.Errorf("lease: registering instance: %w", err)
 	}
-	if _, err := c.e.Exec(ctx, c.e.DB, dialect.LeaseInstanceInsert, nil, c.args(map[string]any{"host_name": nullable(c.opts.HostName)})); err != nil {
+	if _, err := stmt.ExecLeaseInstanceInsert(ctx, c.e, c.e.DB, stmt.LeaseInstanceInsertParams{InstanceID: c.opts.InstanceID,
+		HostName: nullable(c.opts.HostName), LeaseMillis: c.opts.LeaseDuration.Milliseconds()}); err != nil {
 		return fmt.Errorf("lease: registering instance: %w", err)
 	}
 	c.mu.Lock()
@@ -170,11 +175,12 @@ func (c *Coordinator) register(ctx context.Context) error {
 	return nil
 }
 
-func nullable(s string) any {
+// nullable binds "" as NULL.
+func nullable(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }
 
 // Heartbeat refreshes the instance row: one statement, however many
@@ -189,7 +195,7 @@ func (c *Coordinator) Heartbeat(ctx context.Context) error {
 	if !registered {
 		return nil
 	}
-	res, err := c.e.Exec(ctx, c.e.DB, dialect.LeaseHeartbeat, nil, c.args(nil))
+	res, err := stmt.ExecLeaseHeartbeat(ctx, c.e, c.e.DB, c.beat())
 	if err != nil {
 		return fmt.Errorf("lease: heartbeat: %w", err)
 	}
@@ -247,8 +253,12 @@ func (c *Coordinator) Rebalance(ctx context.Context) error {
 	if !registered {
 		return nil
 	}
-	for _, id := range []dialect.StatementID{dialect.LeaseMembersPurge, dialect.LeaseInstancesPurge} {
-		res, err := c.e.Exec(ctx, c.e.DB, id, nil, nil)
+	for _, purge := range []struct {
+		id  dialect.StatementID
+		run func(context.Context, *engine.Engine, engine.Querier) (sql.Result, error)
+	}{{dialect.LeaseMembersPurge, stmt.ExecLeaseMembersPurge}, {dialect.LeaseInstancesPurge, stmt.ExecLeaseInstancesPurge}} {
+		id := purge.id
+		res, err := purge.run(ctx, c.e, c.e.DB)
 		if err != nil {
 			return fmt.Errorf("lease: purging lapsed instances: %w", err)
 		}
@@ -316,10 +326,16 @@ func (c *Coordinator) Stop(ctx context.Context) error {
 	if !registered {
 		return nil
 	}
-	for _, id := range []dialect.StatementID{dialect.LeaseReleaseInstance, dialect.LeaseMembersOfInstance, dialect.LeaseInstanceDelete} {
-		if _, err := c.e.Exec(ctx, c.e.DB, id, nil, c.args(nil)); err != nil {
-			return fmt.Errorf("lease: stopping: %w", err)
-		}
+	in := c.instance()
+	_, err := stmt.ExecLeaseReleaseInstance(ctx, c.e, c.e.DB, stmt.LeaseReleaseInstanceParams(in))
+	if err == nil {
+		_, err = stmt.ExecLeaseMembersOfInstance(ctx, c.e, c.e.DB, stmt.LeaseMembersOfInstanceParams(in))
+	}
+	if err == nil {
+		_, err = stmt.ExecLeaseInstanceDelete(ctx, c.e, c.e.DB, in)
+	}
+	if err != nil {
+		return fmt.Errorf("lease: stopping: %w", err)
 	}
 	c.log.Info("lease: instance stopped; leases released")
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // Claim is a lease as an instance holds it: the partition of a consumer and
@@ -38,8 +39,8 @@ func (c Claim) check() error {
 	return nil
 }
 
-func (c Claim) key() map[string]any {
-	return map[string]any{"consumer_type": c.ConsumerType, "consumer_name": c.ConsumerName, "partition_no": c.Partition}
+func (c Claim) key() stmt.LeaseFenceParams {
+	return stmt.LeaseFenceParams{ConsumerType: c.ConsumerType, ConsumerName: c.ConsumerName, PartitionNo: c.Partition}
 }
 
 // Fence runs in the apply's transaction tx, before the apply writes: it
@@ -53,13 +54,12 @@ func Fence(ctx context.Context, e *engine.Engine, tx *sql.Tx, c Claim) error {
 		return err
 	}
 	if e.Has(dialect.LeaseFenceLock) {
-		if _, err := e.Exec(ctx, tx, dialect.LeaseFenceLock, nil, c.key()); err != nil {
+		if _, err := stmt.ExecLeaseFenceLock(ctx, e, tx, stmt.LeaseFenceLockParams(c.key())); err != nil {
 			return fmt.Errorf("lease fence lock: %w", err)
 		}
 	}
-	var owner sql.NullString
-	var gen int64
-	err := e.QueryRow(ctx, tx, dialect.LeaseFence, nil, c.key()).Scan(&owner, &gen)
+	row, err := stmt.QueryRowLeaseFence(ctx, e, tx, c.key())
+	owner, gen := row.InstanceID, row.Generation
 	if errors.Is(err, sql.ErrNoRows) {
 		return &LostError{Claim: c}
 	}
@@ -94,24 +94,21 @@ func Status(ctx context.Context, e *engine.Engine, consumerType, consumerName st
 }
 
 func readOwnership(ctx context.Context, e *engine.Engine, q engine.Querier, typ, name string) ([]PartitionLease, error) {
-	rows, err := e.Query(ctx, q, dialect.LeaseOwnership, nil, map[string]any{"consumer_type": typ, "consumer_name": name})
+	rows, err := stmt.QueryLeaseOwnership(ctx, e, q, stmt.LeaseOwnershipParams{ConsumerType: typ, ConsumerName: name})
 	if err != nil {
 		return nil, fmt.Errorf("reading leases of %s/%s: %w", typ, name, err)
 	}
 	defer rows.Close()
 	var out []PartitionLease
 	for rows.Next() {
-		var l PartitionLease
-		var owner sql.NullString
-		var live int
-		var beat engine.UTCTime
-		if err := rows.Scan(&l.Partition, &owner, &l.Generation, &live, &beat); err != nil {
-			return nil, e.Errors.Wrap(err)
+		r, err := rows.Row()
+		if err != nil {
+			return nil, err
 		}
-		l.Owner, l.Live, l.LastHeartbeat = owner.String, live == 1, time.Time(beat)
-		out = append(out, l)
+		out = append(out, PartitionLease{Partition: r.PartitionNo, Owner: r.InstanceID.String, Generation: r.Generation,
+			Live: r.Live == 1, LastHeartbeat: time.Time(r.LastHeartbeat)})
 	}
-	return out, e.Errors.Wrap(rows.Err())
+	return out, rows.Err()
 }
 
 // DeleteConsumer removes every ownership and membership row of a consumer:
@@ -123,11 +120,13 @@ func DeleteConsumer(ctx context.Context, e *engine.Engine, q engine.Querier, con
 	if err := checkConsumer(consumerType, consumerName); err != nil {
 		return err
 	}
-	args := map[string]any{"consumer_type": consumerType, "consumer_name": consumerName}
-	for _, id := range []dialect.StatementID{dialect.LeaseDeleteConsumer, dialect.LeaseDeleteConsumerMembers} {
-		if _, err := e.Exec(ctx, q, id, nil, args); err != nil {
-			return fmt.Errorf("deleting the leases of %s/%s: %w", consumerType, consumerName, err)
-		}
+	p := stmt.LeaseDeleteConsumerParams{ConsumerType: consumerType, ConsumerName: consumerName}
+	_, err := stmt.ExecLeaseDeleteConsumer(ctx, e, q, p)
+	if err == nil {
+		_, err = stmt.ExecLeaseDeleteConsumerMembers(ctx, e, q, stmt.LeaseDeleteConsumerMembersParams(p))
+	}
+	if err != nil {
+		return fmt.Errorf("deleting the leases of %s/%s: %w", consumerType, consumerName, err)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // ConsumerOptions is a consumer joining the coordinator.
@@ -106,14 +107,14 @@ func (c *Coordinator) Join(ctx context.Context, opts ConsumerOptions) (*Member, 
 	return m, nil
 }
 
-func (m *Member) args(extra map[string]any) map[string]any {
-	a := m.c.args(extra)
-	a["consumer_type"], a["consumer_name"] = m.opts.Type, m.opts.Name
-	return a
+// membership is the binds naming this instance's membership of the
+// consumer.
+func (m *Member) membership() stmt.LeaseMemberInsertParams {
+	return stmt.LeaseMemberInsertParams{ConsumerType: m.opts.Type, ConsumerName: m.opts.Name, InstanceID: m.c.opts.InstanceID}
 }
 
 func (m *Member) insertMembership(ctx context.Context) error {
-	_, err := m.c.e.Exec(ctx, m.c.e.DB, dialect.LeaseMemberInsert, nil, m.args(nil))
+	_, err := stmt.ExecLeaseMemberInsert(ctx, m.c.e, m.c.e.DB, m.membership())
 	if err != nil && !m.c.e.Errors.Is(err, dialect.ErrUniqueViolation) {
 		return fmt.Errorf("lease: joining %s: %w", key(m.opts.Type, m.opts.Name), err)
 	}
@@ -308,7 +309,7 @@ func (m *Member) handBack(ctx context.Context, moving []PartitionLease, kept map
 		cancel()
 	}
 	for _, r := range moving {
-		if err := m.exec(ctx, dialect.LeaseHandBack, r.Partition, r.Generation); err != nil {
+		if err := m.handBackOne(ctx, r.Partition, r.Generation); err != nil {
 			return err
 		}
 	}
@@ -327,7 +328,8 @@ func (m *Member) notify() {
 func (m *Member) claim(ctx context.Context, p int, rows map[int]PartitionLease) (int64, error) {
 	r, ok := rows[p]
 	if !ok {
-		_, err := m.c.e.Exec(ctx, m.c.e.DB, dialect.LeaseClaimInsert, nil, m.args(map[string]any{"partition_no": p}))
+		_, err := stmt.ExecLeaseClaimInsert(ctx, m.c.e, m.c.e.DB, stmt.LeaseClaimInsertParams{
+			ConsumerType: m.opts.Type, ConsumerName: m.opts.Name, PartitionNo: p, InstanceID: m.c.opts.InstanceID})
 		switch {
 		case err == nil:
 			return 1, nil
@@ -339,7 +341,8 @@ func (m *Member) claim(ctx context.Context, p int, rows map[int]PartitionLease) 
 	if r.Owner != "" && r.Live {
 		return 0, nil
 	}
-	res, err := m.c.e.Exec(ctx, m.c.e.DB, dialect.LeaseTakeover, nil, m.args(map[string]any{"partition_no": p, "generation": r.Generation}))
+	res, err := stmt.ExecLeaseTakeover(ctx, m.c.e, m.c.e.DB, stmt.LeaseTakeoverParams{ConsumerType: m.opts.Type,
+		ConsumerName: m.opts.Name, PartitionNo: p, InstanceID: m.c.opts.InstanceID, Generation: r.Generation})
 	if err != nil {
 		return 0, fmt.Errorf("lease: taking over %s partition %d: %w", key(m.opts.Type, m.opts.Name), p, err)
 	}
@@ -352,28 +355,30 @@ func (m *Member) claim(ctx context.Context, p int, rows map[int]PartitionLease) 
 	return r.Generation + 1, nil
 }
 
-func (m *Member) exec(ctx context.Context, id dialect.StatementID, p int, gen int64) error {
-	if _, err := m.c.e.Exec(ctx, m.c.e.DB, id, nil, m.args(map[string]any{"partition_no": p, "generation": gen})); err != nil {
-		return fmt.Errorf("lease: %s of %s partition %d: %w", id, key(m.opts.Type, m.opts.Name), p, err)
+// handBackOne releases partition p held under generation gen.
+func (m *Member) handBackOne(ctx context.Context, p int, gen int64) error {
+	if _, err := stmt.ExecLeaseHandBack(ctx, m.c.e, m.c.e.DB, stmt.LeaseHandBackParams{ConsumerType: m.opts.Type,
+		ConsumerName: m.opts.Name, PartitionNo: p, InstanceID: m.c.opts.InstanceID, Generation: gen}); err != nil {
+		return fmt.Errorf("lease: %s of %s partition %d: %w", dialect.LeaseHandBack, key(m.opts.Type, m.opts.Name), p, err)
 	}
 	return nil
 }
 
 func (m *Member) liveMembers(ctx context.Context) ([]string, error) {
-	rows, err := m.c.e.Query(ctx, m.c.e.DB, dialect.LeaseLiveMembers, nil, m.args(nil))
+	rows, err := stmt.QueryLeaseLiveMembers(ctx, m.c.e, m.c.e.DB, stmt.LeaseLiveMembersParams{ConsumerType: m.opts.Type, ConsumerName: m.opts.Name})
 	if err != nil {
 		return nil, fmt.Errorf("lease: members of %s: %w", key(m.opts.Type, m.opts.Name), err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, m.c.e.Errors.Wrap(err)
+		r, err := rows.Row()
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, id)
+		out = append(out, r.InstanceID)
 	}
-	return out, m.c.e.Errors.Wrap(rows.Err())
+	return out, rows.Err()
 }
 
 // Leave releases the consumer's leases on this instance and deletes its
@@ -384,10 +389,12 @@ func (m *Member) Leave(ctx context.Context) error {
 	m.left = true
 	c := m.c
 	m.set(map[int]int64{})
-	for _, id := range []dialect.StatementID{dialect.LeaseReleaseConsumer, dialect.LeaseMemberDelete} {
-		if _, err := c.e.Exec(ctx, c.e.DB, id, nil, m.args(nil)); err != nil {
-			return fmt.Errorf("lease: leaving %s: %w", key(m.opts.Type, m.opts.Name), err)
-		}
+	_, err := stmt.ExecLeaseReleaseConsumer(ctx, c.e, c.e.DB, stmt.LeaseReleaseConsumerParams(m.membership()))
+	if err == nil {
+		_, err = stmt.ExecLeaseMemberDelete(ctx, c.e, c.e.DB, stmt.LeaseMemberDeleteParams(m.membership()))
+	}
+	if err != nil {
+		return fmt.Errorf("lease: leaving %s: %w", key(m.opts.Type, m.opts.Name), err)
 	}
 	c.mu.Lock()
 	delete(c.members, key(m.opts.Type, m.opts.Name))
@@ -400,7 +407,7 @@ func (m *Member) Leave(ctx context.Context) error {
 	if !last {
 		return nil
 	}
-	if _, err := c.e.Exec(ctx, c.e.DB, dialect.LeaseInstanceDelete, nil, c.args(nil)); err != nil {
+	if _, err := stmt.ExecLeaseInstanceDelete(ctx, c.e, c.e.DB, c.instance()); err != nil {
 		return fmt.Errorf("lease: deleting the instance row: %w", err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/log"
 	"github.com/tidemarkdb/tidemark/core/log/position"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 	"github.com/tidemarkdb/tidemark/internal/jsonvalid"
 )
 
@@ -215,7 +216,7 @@ func (t *Topic) insert(ctx context.Context, q engine.Querier, rows []row) ([]int
 	pos := make([]int64, len(rows))
 	draws := !reserved.Held()
 	if draws && t.e.Has(dialect.PositionBeginXID) {
-		if _, err := t.e.Exec(ctx, q, dialect.PositionBeginXID, nil, nil); err != nil {
+		if _, err := stmt.ExecPositionBeginXID(ctx, t.e, q); err != nil {
 			return nil, err
 		}
 	}

@@ -2,14 +2,13 @@ package topic
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/log"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // ReadTopic reads up to limit messages with position in (after, mark], in
@@ -114,12 +113,13 @@ func (t *Topic) dbErr(err error) error {
 // for all), at most limit, in position order, once the page is read whole
 // and the start checked again.
 func (t *Topic) readRange(ctx context.Context, q engine.Querier, partition int, after, upto int64, limit int, each func(Record) error) error {
-	id := dialect.TopicRange
-	args := map[string]any{"after": after, "upto": upto, "limit": limit}
+	var rows stmt.Rows[stmt.TopicRangeRow]
+	var err error
 	if partition >= 0 {
-		id, args["partition"] = dialect.TopicPartitionRange, partition
+		rows, err = stmt.QueryTopicPartitionRange(ctx, t.e, q, stmt.TopicPartitionRangeParams{Partition: partition, After: after, Upto: upto, Limit: limit})
+	} else {
+		rows, err = stmt.QueryTopicRange(ctx, t.e, q, stmt.TopicRangeParams{After: after, Upto: upto, Limit: limit})
 	}
-	rows, err := t.e.Query(ctx, q, id, nil, args)
 	if err != nil {
 		return fmt.Errorf("reading topic %s: %w", t.name, err)
 	}
@@ -177,26 +177,16 @@ func (t *Topic) Follow(ctx context.Context, after int64, opts FollowOptions, fn 
 		PageSize: opts.PageSize, RetryMax: opts.RetryMax, OnRetry: opts.OnRetry}, fn)
 }
 
-func scanRecords(rows *sql.Rows) ([]Record, error) {
+func scanRecords(rows stmt.Rows[stmt.TopicRangeRow]) ([]Record, error) {
 	defer rows.Close()
 	var out []Record
 	for rows.Next() {
-		var r Record
-		var id anyText
-		var at anyTime
-		var part int64
-		var key sql.NullString
-		if err := rows.Scan(&id, &r.Position, &part, &r.Type, &r.Revision, &r.Payload, &r.Metadata, &at, &key); err != nil {
+		r, err := rows.Row()
+		if err != nil {
 			return nil, err
 		}
-		r.ID, r.Partition, r.OccurredAt, r.Key = string(id), int(part), time.Time(at), key.String
-		out = append(out, r)
+		out = append(out, Record{ID: string(r.ID), Position: r.GlobalPosition, Partition: int(r.PartitionKey), Type: r.EventType,
+			Revision: r.EventRevision, Payload: r.Payload, Metadata: r.Metadata, OccurredAt: time.Time(r.OccurredAt), Key: r.MessageKey.String})
 	}
 	return out, rows.Err()
 }
-
-// The driver-value scanners are the engine's (one set for every area).
-type (
-	anyText = engine.UUIDText
-	anyTime = engine.UTCTime
-)

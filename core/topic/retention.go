@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // Retention is how much of the topic to keep. A message is deleted when
@@ -85,8 +85,8 @@ func (t *Topic) retain(ctx context.Context, q engine.Querier, policy Retention) 
 	through := start
 	if policy.MaxAge > 0 {
 		cutoff := t.e.Cat.Facts.CutEventTime(policy.Now().Add(-policy.MaxAge))
-		var first sql.NullInt64
-		err := t.e.QueryRow(ctx, q, dialect.TopicFirstSince, nil, map[string]any{"after": start, "cutoff": cutoff}).Scan(&first)
+		row, err := stmt.QueryRowTopicFirstSince(ctx, t.e, q, stmt.TopicFirstSinceParams{After: start, Cutoff: cutoff})
+		first := row.GlobalPosition
 		if err != nil {
 			return res, fmt.Errorf("retention of %s: %w", t.name, err)
 		}
@@ -120,14 +120,14 @@ func (t *Topic) retain(ctx context.Context, q engine.Querier, policy Retention) 
 			return res, nil
 		}
 	}
-	r, err := t.e.Exec(ctx, q, dialect.TopicDeleteThrough, nil, map[string]any{"after": start, "through": through})
+	r, err := stmt.ExecTopicDeleteThrough(ctx, t.e, q, stmt.TopicDeleteThroughParams{After: start, Through: through})
 	if err != nil {
 		return res, fmt.Errorf("retention of %s: deleting through %d: %w", t.name, through, err)
 	}
 	if res.Deleted, err = r.RowsAffected(); err != nil {
 		return res, err
 	}
-	if _, err := t.e.Exec(ctx, q, dialect.TopicSetStart, nil, map[string]any{"topic": t.name, "start": through}); err != nil {
+	if _, err := stmt.ExecTopicSetStart(ctx, t.e, q, stmt.TopicSetStartParams{Topic: t.name, Start: through}); err != nil {
 		return res, fmt.Errorf("retention of %s: recording topic_start %d: %w", t.name, through, err)
 	}
 	res.Start = through
@@ -137,25 +137,28 @@ func (t *Topic) retain(ctx context.Context, q engine.Querier, policy Retention) 
 // beyondNewest is the highest position that must go for at most keep
 // messages to remain in (start, mark].
 func (t *Topic) beyondNewest(ctx context.Context, q engine.Querier, start, mark, keep int64) (int64, error) {
-	var n int64
-	if err := t.e.QueryRow(ctx, q, dialect.TopicCount, nil, map[string]any{"after": start, "upto": mark}).Scan(&n); err != nil {
+	count, err := stmt.QueryRowTopicCount(ctx, t.e, q, stmt.TopicCountParams{After: start, Upto: mark})
+	if err != nil {
 		return 0, fmt.Errorf("retention of %s: counting: %w", t.name, err)
 	}
+	n := count.Count
 	if n <= keep {
 		return start, nil
 	}
-	rows, err := t.e.Query(ctx, q, dialect.TopicPositions, nil, map[string]any{"after": start, "upto": mark, "limit": n - keep})
+	rows, err := stmt.QueryTopicPositions(ctx, t.e, q, stmt.TopicPositionsParams{After: start, Upto: mark, Limit: int(n - keep)})
 	if err != nil {
 		return 0, fmt.Errorf("retention of %s: %w", t.name, err)
 	}
 	defer rows.Close()
 	last := start
 	for rows.Next() {
-		if err := rows.Scan(&last); err != nil {
+		r, err := rows.Row()
+		if err != nil {
 			return 0, err
 		}
+		last = r.GlobalPosition
 	}
-	return last, t.e.Errors.Wrap(rows.Err())
+	return last, rows.Err()
 }
 
 // slowestCheckpoint reads CONSUMER_CHECKPOINTS for source = the topic:
@@ -163,7 +166,7 @@ func (t *Topic) beyondNewest(ctx context.Context, q engine.Querier, start, mark,
 // without a position, or without a row for every partition, has recorded
 // nothing somewhere and holds the whole topic (slowest 0).
 func (t *Topic) slowestCheckpoint(ctx context.Context, q engine.Querier) (holder string, slowest int64, held bool, err error) {
-	rows, err := t.e.Query(ctx, q, dialect.TopicCheckpoints, nil, map[string]any{"topic": t.name})
+	rows, err := stmt.QueryTopicCheckpoints(ctx, t.e, q, stmt.TopicCheckpointsParams{Topic: t.name})
 	if err != nil {
 		return "", 0, false, fmt.Errorf("retention of %s: reading checkpoints: %w", t.name, err)
 	}
@@ -175,11 +178,11 @@ func (t *Topic) slowestCheckpoint(ctx context.Context, q engine.Querier) (holder
 	seen := map[string]*consumer{}
 	var order []string
 	for rows.Next() {
-		var id anyText
-		var pos sql.NullInt64
-		if err := rows.Scan(&id, &pos); err != nil {
-			return "", 0, false, t.e.Errors.Wrap(err)
+		r, err := rows.Row()
+		if err != nil {
+			return "", 0, false, err
 		}
+		id, pos := r.ConsumerID, r.Position
 		c := seen[string(id)]
 		if c == nil {
 			c = &consumer{slowest: pos.Int64}
@@ -193,7 +196,7 @@ func (t *Topic) slowestCheckpoint(ctx context.Context, q engine.Querier) (holder
 		c.slowest = min(c.slowest, pos.Int64)
 	}
 	if err := rows.Err(); err != nil {
-		return "", 0, false, t.e.Errors.Wrap(err)
+		return "", 0, false, err
 	}
 	for _, id := range order {
 		c := seen[id]
@@ -209,14 +212,12 @@ func (t *Topic) slowestCheckpoint(ctx context.Context, q engine.Querier) (holder
 
 // consumerName is consumer id's "type/name", or id when its row is gone.
 func (t *Topic) consumerName(ctx context.Context, q engine.Querier, id string) (string, error) {
-	var cid, state, halt, epoch, since any
-	var typ, name sql.NullString
-	err := t.e.QueryRow(ctx, q, dialect.ConsumerByID, nil, map[string]any{"id": id}).Scan(&cid, &typ, &name, &state, &halt, &epoch, &since)
+	c, err := stmt.QueryRowConsumerByID(ctx, t.e, q, stmt.ConsumerByIDParams{ID: id})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return id, nil
 	case err != nil:
 		return "", fmt.Errorf("retention of %s: reading consumer %s: %w", t.name, id, err)
 	}
-	return typ.String + "/" + name.String, nil
+	return c.ConsumerType + "/" + c.ConsumerName, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/core/log"
 	"github.com/tidemarkdb/tidemark/core/log/position"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // CaptureTopic is the capture topic's name: its row of the high-water-mark
@@ -127,7 +128,8 @@ func (t *Topic) Bounds(ctx context.Context) (mark, start int64, err error) {
 }
 
 func (t *Topic) bounds(ctx context.Context, q engine.Querier) (mark, start int64, err error) {
-	err = t.e.QueryRow(ctx, q, dialect.TopicBounds, nil, map[string]any{"topic": t.name}).Scan(&mark, &start)
+	b, err := stmt.QueryRowTopicBounds(ctx, t.e, q, stmt.TopicBoundsParams{Topic: t.name})
+	mark, start = b.HighWaterMark, b.TopicStart
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, fmt.Errorf("high-water mark row of topic %s is missing", t.name)
 	}

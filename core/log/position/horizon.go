@@ -2,7 +2,6 @@ package position
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // Scope says which transactions a horizon check waited for.
@@ -142,10 +142,8 @@ func (f *horizonFrontier) Next(ctx context.Context, s Row, end End, m Marker) (S
 // check runs as before. The snapshot is cluster-wide (no privileges
 // needed): a transaction of another database makes the fresh check run.
 func (f *horizonFrontier) endHorizon(ctx context.Context, mark int64) (End, error) {
-	var end int64
-	var horizon, oldest sql.NullInt64
-	err := f.e.QueryRow(ctx, f.e.DB, dialect.EndHorizon, map[string]string{"position_table": f.opts.Table},
-		map[string]any{"mark": mark}).Scan(&end, &horizon, &oldest)
+	r, err := stmt.QueryRowEndHorizon(ctx, f.e, f.e.DB, stmt.EndHorizonParams{Mark: mark, PositionTable: f.opts.Table})
+	end, horizon, oldest := r.End, r.XID, r.Oldest
 	if err != nil {
 		return End{}, fmt.Errorf("reading committed end and horizon of %s: %w", f.opts.Table, err)
 	}
@@ -163,9 +161,11 @@ func (f *horizonFrontier) advanceTo(ctx context.Context, end End, m Marker) (boo
 	hr := end.horizon
 	horizon := hr.horizon
 	if !hr.valid {
-		if err := f.e.QueryRow(ctx, f.e.DB, dialect.CurrentXID, nil, nil).Scan(&horizon); err != nil {
+		x, err := stmt.QueryRowCurrentXID(ctx, f.e, f.e.DB)
+		if err != nil {
 			return false, fmt.Errorf("taking the horizon transaction id: %w", err)
 		}
+		horizon = x.XID
 	}
 	st := horizonPassed
 	if hr.valid && hr.passed {
@@ -265,21 +265,24 @@ func (f *horizonFrontier) refused(err error) bool {
 func (f *horizonFrontier) checkHorizon(ctx context.Context, horizon int64, scope Scope, foreignCheck bool) (horizonState, error) {
 	h := Holder{Scope: scope}
 	if scope == ScopeDatabase {
-		var db sql.NullString
-		var since sql.NullTime
-		if err := f.e.QueryRow(ctx, f.e.DB, dialect.OldestHolderXID, nil, nil).Scan(&h.XID, &db, &since); err != nil {
+		r, err := stmt.QueryRowOldestHolderXID(ctx, f.e, f.e.DB)
+		if err != nil {
 			return 0, &oldestHolderError{err}
 		}
-		h.Database, h.Since = db.String, since.Time
-	} else if err := f.e.QueryRow(ctx, f.e.DB, dialect.OldestRunningXID, nil, nil).Scan(&h.XID); err != nil {
-		return 0, fmt.Errorf("reading oldest running transaction: %w", err)
+		h.XID, h.Database, h.Since = r.XID, r.Database.String, r.Since.Time
+	} else {
+		r, err := stmt.QueryRowOldestRunningXID(ctx, f.e, f.e.DB)
+		if err != nil {
+			return 0, fmt.Errorf("reading oldest running transaction: %w", err)
+		}
+		h.XID = r.XID
 	}
 	if foreignCheck {
-		var fresh int64
-		if err := f.e.QueryRow(ctx, f.e.DB, dialect.CurrentXID, nil, nil).Scan(&fresh); err != nil {
+		fresh, err := stmt.QueryRowCurrentXID(ctx, f.e, f.e.DB)
+		if err != nil {
 			return 0, fmt.Errorf("reading a fresh transaction id: %w", err)
 		}
-		if horizon >= fresh {
+		if horizon >= fresh.XID {
 			return horizonForeign, nil
 		}
 	}
