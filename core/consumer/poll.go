@@ -94,7 +94,7 @@ func (r *Runner) load(ctx context.Context, epoch int64) error {
 		k := partKey{cp.Source, cp.Partition}
 		parts[k] = &partState{saved: cp.Position, read: max(cp.Position, marks[k]), lastSave: now}
 	}
-	for _, s := range r.opts.Sources {
+	for _, s := range r.sources {
 		for p := range s.Partitions() {
 			if parts[partKey{s.Name(), p}] == nil {
 				return fmt.Errorf("consumer %s: no checkpoint for %s/%d (unsubscribed while running?)", r.c.label(), s.Name(), p)

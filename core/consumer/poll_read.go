@@ -16,7 +16,7 @@ func (r *Runner) read(ctx context.Context) (batch []Message, more bool, err erro
 			undo.restore()
 		}
 	}()
-	for _, s := range r.opts.Sources {
+	for _, s := range r.sources {
 		mark, err := s.Mark(ctx)
 		if err != nil {
 			return nil, false, err
@@ -24,7 +24,7 @@ func (r *Runner) read(ctx context.Context) (batch []Message, more bool, err erro
 		r.marks[s.Name()] = mark
 		var msgs []Message
 		var full bool
-		if rr, ok := s.(RangeReader); ok && r.readsAsOne(s, mark) {
+		if rr, ok := rangeReader(s); ok && r.readsAsOne(s, mark) {
 			msgs, full, err = r.readRange(ctx, s, rr, mark, &undo)
 		} else {
 			msgs, full, err = r.readPartitions(ctx, s, mark, &undo)
@@ -35,6 +35,15 @@ func (r *Runner) read(ctx context.Context) (batch []Message, more bool, err erro
 		batch, more = append(batch, msgs...), more || full
 	}
 	return batch, more, nil
+}
+
+// rangeReader is s as a RangeReader, unless it says it reads per partition.
+func rangeReader(s Source) (RangeReader, bool) {
+	rr, ok := s.(RangeReader)
+	if o, says := s.(interface{ RangeReads() bool }); ok && says && !o.RangeReads() {
+		return nil, false
+	}
+	return rr, ok
 }
 
 // readPartitions reads a page of every partition of s this runner holds,

@@ -36,7 +36,7 @@ func (r *Runner) loadDelivery(ctx context.Context) error {
 		rows[k] = append(rows[k], u) // in position order: UndeliveredRows sorts
 	}
 	skips := map[string][]Skip{}
-	for _, s := range r.opts.Sources {
+	for _, s := range r.sources {
 		sk, err := r.reg.skips(ctx, r.reg.e.DB, r.c.ID, s.Name(), 0)
 		if err != nil {
 			return err
@@ -89,7 +89,7 @@ func (r *Runner) cleanSkips(ctx context.Context, s Source, sk []Skip, rows []Und
 // skipped tells whether a skip holds for key at (source, partition,
 // position).
 func (r *Runner) skipped(source string, partition int, position int64, key string) bool {
-	s := r.sources[source]
+	s := r.bySource[source]
 	r.dmu.Lock()
 	defer r.dmu.Unlock()
 	for _, k := range r.skips[source] {
@@ -162,7 +162,7 @@ func (r *Runner) deliver(ctx context.Context, m Message) bool {
 		return false
 	}
 	start := time.Now()
-	err := r.applyOne(ctx, m, func(tx *sql.Tx) error { return r.opts.Handler(ctx, tx, m) })
+	err := r.applyOne(ctx, m, func(tx *sql.Tx) error { return r.handlers[m.Source](ctx, tx, m) })
 	switch {
 	case err == nil:
 		r.opts.Metrics.Applied(r.c, m.Source, time.Since(start))
@@ -182,7 +182,7 @@ func (r *Runner) deliver(ctx context.Context, m Message) bool {
 func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow, o outcome) {
 	u.Source, u.Partition, u.Key, u.Position, u.RecordedAt = m.Source, m.Partition, m.Key, m.Position, r.opts.Now().UTC()
 	var cp *string
-	if c, err := r.sources[m.Source].Copy(m); err != nil {
+	if c, err := r.bySource[m.Source].Copy(m); err != nil {
 		r.abort(m)
 		_ = r.fail(m, err)
 		return
@@ -270,7 +270,7 @@ func (r *Runner) retryTransient(ctx context.Context, source string, fn func() er
 func (r *Runner) reportLag() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, s := range r.opts.Sources {
+	for _, s := range r.sources {
 		mark, ok := r.marks[s.Name()]
 		if !ok {
 			continue

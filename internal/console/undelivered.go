@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
-	"github.com/tidemarkdb/tidemark/core/eventstore"
 )
 
 // SourceFunc resolves a source by its name (the event store, the capture
@@ -111,15 +110,9 @@ func (s *Server) payload(ctx context.Context, u consumer.UndeliveredView) (text 
 	if len(msgs) == 0 || msgs[0].Position != u.Position {
 		return "", false, "the source no longer holds the message"
 	}
-	var raw []byte
-	if ev, ok := msgs[0].Value.(eventstore.Recorded); ok {
-		raw = ev.Payload
-	} else {
-		c, err := src.Copy(msgs[0])
-		if err != nil {
-			return "", false, err.Error()
-		}
-		raw = []byte(c)
+	raw, err := src.Payload(msgs[0])
+	if err != nil {
+		return "", false, err.Error()
 	}
 	return capText(prettyJSON(raw), s.opts.PayloadCap)
 }
