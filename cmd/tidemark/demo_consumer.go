@@ -379,10 +379,10 @@ func (d *demoRun) printUndelivered(ctx context.Context) error {
 	}
 	for _, u := range rows {
 		next := "-"
-		if u.NextRetryAt != nil {
+		if !u.NextRetryAt.IsZero() {
 			next = "+" + u.NextRetryAt.Sub(d.clock.now()).String()
 		}
-		fmt.Fprintf(d.out, "consumer undelivered %-20s position %-3d %-16s failures %d, next retry %s\n", u.Key, u.Position, u.Status, u.Failures, next)
+		fmt.Fprintf(d.out, "consumer undelivered %-20s position %-3d %-16s failures %d, next retry %s\n", u.Key, u.Position, u.Status, u.FailureCount, next)
 	}
 	return nil
 }
@@ -398,7 +398,7 @@ func (d *demoRun) printDeadLetters(ctx context.Context) error {
 		if reason == "" {
 			reason = "-"
 		}
-		fmt.Fprintf(d.out, "dead     %-20s position %-3d partition %-2d %-16s failures %d  %s\n", u.Key, u.Position, u.Partition, u.Status, u.Failures, reason)
+		fmt.Fprintf(d.out, "dead     %-20s position %-3d partition %-2d %-16s failures %d  %s\n", u.Key, u.Position, u.Partition, u.Status, u.FailureCount, reason)
 	}
 	return nil
 }
