@@ -166,15 +166,15 @@ func testConsumerRestart(t T, env *Env) {
 		}
 	}
 	checkpointsCover(t, reg, c.ID, positions, part)
-	st, err := reg.Status(ctx, c.ID, src)
+	st, err := reg.Operator().Status(ctx, c.Ref())
 	if err != nil {
 		t.Fatalf("status: %v", err)
 	}
-	if len(st) != e.Partitions {
-		t.Fatalf("status has %d rows, want %d", len(st), e.Partitions)
+	if len(st.Partitions) != e.Partitions {
+		t.Fatalf("status has %d partitions, want %d", len(st.Partitions), e.Partitions)
 	}
-	for _, p := range st {
-		if p.Source != src.Name() || p.Mark != positions[len(positions)-1] || p.Lag != 0 && p.Position.Int64 != 0 {
+	for _, p := range st.Partitions {
+		if p.Source != src.Name() || p.Mark == nil || *p.Mark != positions[len(positions)-1] || p.Lag != 0 && p.Checkpoint != nil && *p.Checkpoint != 0 {
 			t.Errorf("status %+v: want source %s, mark %d, no lag on a partition with events", p, src.Name(), positions[len(positions)-1])
 		}
 	}
