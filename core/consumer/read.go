@@ -193,3 +193,13 @@ func (r *Runner) readRange(ctx context.Context, s Source, rr RangeReader, mark i
 	}
 	return batch, more, nil
 }
+
+// readMarked reads a page of s and the mark it was read below: the
+// source's own (MarkedReader), else the poll's mark.
+func readMarked(ctx context.Context, s Source, partition int, after, upto int64, limit int) ([]Message, int64, error) {
+	if mr, ok := s.(MarkedReader); ok {
+		return mr.ReadMarked(ctx, partition, after, upto, limit)
+	}
+	msgs, err := s.Read(ctx, partition, after, upto, limit)
+	return msgs, upto, err
+}
