@@ -92,20 +92,20 @@ func runConsumerCells(ctx context.Context, prov *harness.Provider, tg target, fr
 // newRunner builds a no-op consumer named name over b's event store; the
 // handler only records the position it applied.
 func newRunner(ctx context.Context, b *bench, name string, tx bool, waker eventstore.Waker, got *applied) (*consumer.Runner, *tracedSource, error) {
-	src := &tracedSource{Source: consumer.EventStoreSource{Store: b.store, Waker: waker}}
-	var s consumer.Source = src.Source
+	src := &tracedSource{SourceOf: consumer.EventStore(b.store, waker)}
+	var s consumer.SourceOf[eventstore.Recorded] = src.SourceOf
 	if *flagTrace {
 		s = src
 	}
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(b.e, nil), consumer.Options{
 		Type: "bench", Name: name, Transactional: tx,
-		Sources: []consumer.Source{s},
-		Handler: func(_ context.Context, _ *sql.Tx, m consumer.Message) error {
+
+		Routes: []consumer.Route{consumer.On(s, func(_ context.Context, _ *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			if got != nil {
 				got.add(m.Position)
 			}
 			return nil
-		},
+		})},
 	})
 	return r, src, err
 }

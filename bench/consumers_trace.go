@@ -11,9 +11,9 @@ import (
 // ReadMarked forwards to the traced source's ReadMarked (a partition read,
 // as the runner makes it without the trace), counted as Read.
 func (t *tracedSource) ReadMarked(ctx context.Context, partition int, after, upto int64, limit int) ([]consumer.Message, int64, error) {
-	mr, ok := t.Source.(consumer.MarkedReader)
+	mr, ok := t.SourceOf.(consumer.MarkedReader)
 	if !ok {
-		return nil, 0, fmt.Errorf("trace: %T reads no marked pages", t.Source)
+		return nil, 0, fmt.Errorf("trace: %T reads no marked pages", t.SourceOf)
 	}
 	start := time.Now()
 	ms, mark, err := mr.ReadMarked(ctx, partition, after, upto, limit)
@@ -24,9 +24,9 @@ func (t *tracedSource) ReadMarked(ctx context.Context, partition int, after, upt
 // ReadRangeMarked forwards to the traced source's range read (every
 // partition in one statement), counted as one read.
 func (t *tracedSource) ReadRangeMarked(ctx context.Context, after, upto int64, limit int) ([]consumer.Message, int64, error) {
-	rr, ok := t.Source.(consumer.RangeReader)
+	rr, ok := t.SourceOf.(consumer.RangeReader)
 	if !ok {
-		return nil, 0, fmt.Errorf("trace: %T reads no ranges", t.Source)
+		return nil, 0, fmt.Errorf("trace: %T reads no ranges", t.SourceOf)
 	}
 	start := time.Now()
 	ms, mark, err := rr.ReadRangeMarked(ctx, after, upto, limit)

@@ -56,14 +56,14 @@ func runScalingWorker(ctx context.Context, e *engine.Engine, co *lease.Coordinat
 	instance := co.InstanceID()
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{
 		Type: "bench", Name: name, Transactional: true, Leases: co, Logger: logger,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: eventstore.New(e, nil)}},
-		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(eventstore.New(e, nil), nil), func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			// Literal values: the bench's drivers differ in placeholders,
 			// and these are integers and the coordinator's instance id.
 			_, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s (pos, pno, instance_id) VALUES (%d, %d, '%s')`,
 				scalingTable, m.Position, m.Partition, instance))
 			return err
-		},
+		})},
 	})
 	if err != nil {
 		return err

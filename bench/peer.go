@@ -16,6 +16,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
 )
 
 // peerResult is the JSON line bench/peers/watermill prints.
@@ -93,7 +94,7 @@ func loadAvg() string {
 // missed target can say where a poll's time goes without touching the
 // runner (-consumer-trace).
 type tracedSource struct {
-	consumer.Source
+	consumer.SourceOf[eventstore.Recorded]
 	mu                sync.Mutex
 	marks, reads, got int
 	inMark, inRead    time.Duration
@@ -101,7 +102,7 @@ type tracedSource struct {
 
 func (t *tracedSource) Mark(ctx context.Context) (int64, error) {
 	start := time.Now()
-	m, err := t.Source.Mark(ctx)
+	m, err := t.SourceOf.Mark(ctx)
 	t.mu.Lock()
 	t.marks++
 	t.inMark += time.Since(start)
@@ -111,7 +112,7 @@ func (t *tracedSource) Mark(ctx context.Context) (int64, error) {
 
 func (t *tracedSource) Read(ctx context.Context, partition int, after, upto int64, limit int) ([]consumer.Message, error) {
 	start := time.Now()
-	ms, err := t.Source.Read(ctx, partition, after, upto, limit)
+	ms, err := t.SourceOf.Read(ctx, partition, after, upto, limit)
 	t.mu.Lock()
 	t.reads++
 	t.got += len(ms)

@@ -101,13 +101,13 @@ func (f *adminFixture) insert(t T, r adminRow) string {
 }
 
 // rows returns the consumer's undelivered rows by id.
-func (f *adminFixture) rows(t T) map[string]consumer.UndeliveredView {
+func (f *adminFixture) rows(t T) map[string]consumer.UndeliveredRow {
 	t.Helper()
 	all, err := f.op.Undelivered(context.Background(), f.ref)
 	if err != nil {
 		t.Fatalf("listing undelivered rows: %v", err)
 	}
-	out := map[string]consumer.UndeliveredView{}
+	out := map[string]consumer.UndeliveredRow{}
 	for _, u := range all {
 		out[u.ID] = u
 	}
@@ -116,22 +116,22 @@ func (f *adminFixture) rows(t T) map[string]consumer.UndeliveredView {
 
 // adminExpectRow checks row id's status and failure count, and that a fresh
 // budget is due at once.
-func adminExpectRow(t T, rows map[string]consumer.UndeliveredView, id string, status consumer.DeliveryStatus, failures int) {
+func adminExpectRow(t T, rows map[string]consumer.UndeliveredRow, id string, status consumer.DeliveryStatus, failures int) {
 	t.Helper()
 	u, ok := rows[id]
 	if !ok {
 		t.Errorf("row %s is gone, want it %s with %d failures", id, status, failures)
 		return
 	}
-	if u.Status != status || u.Failures != failures {
-		t.Errorf("row %s at %d is %s with %d failures, want %s with %d", id, u.Position, u.Status, u.Failures, status, failures)
+	if u.Status != status || u.FailureCount != failures {
+		t.Errorf("row %s at %d is %s with %d failures, want %s with %d", id, u.Position, u.Status, u.FailureCount, status, failures)
 	}
-	if failures == 0 && u.NextRetryAt != nil {
+	if failures == 0 && !u.NextRetryAt.IsZero() {
 		t.Errorf("row %s at %d: next_retry_at %s, want NULL (at once)", id, u.Position, u.NextRetryAt)
 	}
 }
 
-func adminExpectGone(t T, rows map[string]consumer.UndeliveredView, ids ...string) {
+func adminExpectGone(t T, rows map[string]consumer.UndeliveredRow, ids ...string) {
 	t.Helper()
 	for _, id := range ids {
 		if u, ok := rows[id]; ok {
@@ -240,11 +240,11 @@ func testAdminStatus(t T, env *Env) {
 	}
 	d := dls[0]
 	if d.ID != dl || d.Source != engine.EventStoreTopic || d.Partition != 2 || d.Key != "k2" || d.Position != 5 ||
-		d.Status != consumer.StatusDeadLetter || d.Failures != 5 || d.FailureReason != "boom" || d.NextRetryAt != nil || !d.RecordedAt.Equal(f.clock.Now()) {
+		d.Status != consumer.StatusDeadLetter || d.FailureCount != 5 || d.FailureReason != "boom" || !d.NextRetryAt.IsZero() || !d.RecordedAt.Equal(f.clock.Now()) {
 		t.Errorf("dead letter %+v", d)
 	}
 	for _, u := range f.rows(t) {
-		if u.Position == 3 && (u.NextRetryAt == nil || !u.NextRetryAt.Equal(next) || u.FailureReason != reason) {
+		if u.Position == 3 && (!u.NextRetryAt.Equal(next) || u.FailureReason != reason) {
 			t.Errorf("failed row: next %v reason %q, want %s %q", u.NextRetryAt, u.FailureReason, next, reason)
 		}
 	}

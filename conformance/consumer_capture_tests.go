@@ -18,7 +18,7 @@ import (
 )
 
 // consumerCaptureTests are the capture topic as a consumer source
-// (consumer.CaptureSource) and the cross-process wake-up of consumers.
+// (consumer.Capture) and the cross-process wake-up of consumers.
 func consumerCaptureTests() []Test {
 	return []Test{
 		{"consumer/capture_applied_once_in_key_order", testCaptureConsumerKeyOrder},
@@ -34,25 +34,37 @@ type appliedLog struct {
 	mu     sync.Mutex
 	times  map[string]map[int64]int // source → position → applies
 	byKey  map[string][]int64       // source + "|" + key → positions in apply order
-	values map[int64]any            // capture position → Value
+	values map[int64]topic.Record   // capture position → Value
 }
 
 func newAppliedLog() *appliedLog {
-	return &appliedLog{times: map[string]map[int64]int{}, byKey: map[string][]int64{}, values: map[int64]any{}}
+	return &appliedLog{times: map[string]map[int64]int{}, byKey: map[string][]int64{}, values: map[int64]topic.Record{}}
 }
 
-func (l *appliedLog) handler(ctx context.Context, _ *sql.Tx, m consumer.Message) error {
+// events is the handler of the event store's messages.
+func (l *appliedLog) events(_ context.Context, _ *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.times[m.Source] == nil {
-		l.times[m.Source] = map[int64]int{}
-	}
-	l.times[m.Source][m.Position]++
-	l.byKey[m.Source+"|"+m.Key] = append(l.byKey[m.Source+"|"+m.Key], m.Position)
-	if m.Source == topic.CaptureTopic {
-		l.values[m.Position] = m.Value
-	}
+	l.record(m.Source, m.Position, m.Key)
 	return nil
+}
+
+// records is the handler of the capture topic's messages.
+func (l *appliedLog) records(_ context.Context, _ *sql.Tx, m consumer.Msg[topic.Record]) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.record(m.Source, m.Position, m.Key)
+	l.values[m.Position] = m.Value
+	return nil
+}
+
+// record counts an apply; l.mu is held.
+func (l *appliedLog) record(source string, position int64, key string) {
+	if l.times[source] == nil {
+		l.times[source] = map[int64]int{}
+	}
+	l.times[source][position]++
+	l.byKey[source+"|"+key] = append(l.byKey[source+"|"+key], position)
 }
 
 // count is how many distinct positions of source were applied.
@@ -94,7 +106,7 @@ func testCaptureConsumerKeyOrder(t T, env *Env) {
 	log := newAppliedLog()
 	reg := consumer.NewRegistry(e, nil)
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "capture-order", Workers: 4, PageSize: 4,
-		Sources: []consumer.Source{consumer.CaptureSource{Topic: tp}}, Handler: log.handler})
+		Routes: []consumer.Route{consumer.On(consumer.Capture(tp, nil), log.records)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +120,7 @@ func testCaptureConsumerKeyOrder(t T, env *Env) {
 		if n := log.times[topic.CaptureTopic][p]; n != 1 {
 			t.Errorf("position %d applied %d times, want once", p, n)
 		}
-		rec, ok := log.values[p].(topic.Record)
+		rec, ok := log.values[p]
 		if !ok || rec.Key != msgs[i].Key || string(rec.Payload) != string(msgs[i].Payload) {
 			t.Errorf("position %d: value %+v, want the record of message %d", p, log.values[p], i)
 		}
@@ -143,8 +155,8 @@ func testCaptureConsumerTwoSources(t T, env *Env) {
 	capPos := publishAndAdvance(ctx, t, tp, adv, msgs)
 	log := newAppliedLog()
 	reg := consumer.NewRegistry(e, nil)
-	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "two-sources", Handler: log.handler,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}, consumer.CaptureSource{Topic: tp}}})
+	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "two-sources",
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), log.events), consumer.On(consumer.Capture(tp, nil), log.records)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +215,7 @@ func testCaptureConsumerMissingHistory(t T, env *Env) {
 	if err != nil || res.Start != pos[3] {
 		t.Fatalf("Retain: %+v, %v; want start %d", res, err, pos[3])
 	}
-	src := consumer.CaptureSource{Topic: tp}
+	src := consumer.Capture(tp, nil)
 	mark := pos[5]
 	for p := range src.Partitions() {
 		for _, rng := range [][2]int64{{0, mark}, {pos[3] - 1, mark}, {0, 0}} {
@@ -255,7 +267,7 @@ func testCaptureCopyRestore(t T, env *Env) {
 		msgs = append(msgs, m)
 	}
 	pos := publishAndAdvance(ctx, t, tp, adv, msgs)
-	src := consumer.CaptureSource{Topic: tp}
+	src := consumer.Capture(tp, nil)
 	var read []consumer.Message
 	for p := range src.Partitions() {
 		ms, err := src.Read(ctx, p, 0, pos[len(pos)-1], 10)
@@ -276,7 +288,14 @@ func testCaptureCopyRestore(t T, env *Env) {
 		if err != nil {
 			t.Fatalf("Restore(%d): %v", m.Position, err)
 		}
-		want, got := m.Value.(topic.Record), back.Value.(topic.Record)
+		want, err := src.Record(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := src.Record(back)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if back.Source != m.Source || back.Partition != m.Partition || back.Position != m.Position || back.Key != m.Key {
 			t.Errorf("restored message %+v, want %+v", back, m)
 		}

@@ -49,7 +49,7 @@ func testConsolePages(t T, env *Env) {
 			if name != engine.EventStoreTopic {
 				return nil, errors.New("no source " + name)
 			}
-			return consumer.EventStoreSource{Store: f.s}, nil
+			return consumer.EventStore(f.s, nil), nil
 		}})
 	if err != nil {
 		t.Fatal(err)

@@ -35,11 +35,11 @@ func runDeliveryPoll(ctx context.Context, db *sql.DB, job WorkerJob) (any, error
 	now := func() time.Time { return time.Unix(args.Now, 0).UTC() }
 	tries := 0
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, now), consumer.Options{Type: "projection", Name: args.Name,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: eventstore.New(e, nil)}}, Retry: exact(args.Attempts),
-		Handler: func(context.Context, *sql.Tx, consumer.Message) error {
+		Retry: exact(args.Attempts),
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(eventstore.New(e, nil), nil), func(context.Context, *sql.Tx, consumer.Msg[eventstore.Recorded]) error {
 			tries++
 			return errors.New("poison in the worker")
-		}})
+		})}})
 	if err != nil {
 		return nil, err
 	}

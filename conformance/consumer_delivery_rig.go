@@ -28,7 +28,7 @@ type deliveryRig struct {
 	reason  map[int64]error // the error a failing position returns
 	tries   map[int64]int   // handler calls per position
 	flaky   map[int64]int   // position → transient failures still to come
-	applied []consumer.Message
+	applied []consumer.Msg[eventstore.Recorded]
 }
 
 // transientErr is an error the runner classes as transient (the database
@@ -48,7 +48,7 @@ func newDeliveryRig(t T, env *Env) *deliveryRig {
 
 // handler applies a message unless the script says it fails; in a
 // Transactional runner it also writes the position in tx.
-func (g *deliveryRig) handler(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+func (g *deliveryRig) handler(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 	g.mu.Lock()
 	g.tries[m.Position]++
 	if g.flaky[m.Position] > 0 {
@@ -131,7 +131,7 @@ func (g *deliveryRig) runner(name string, transactional bool, retry consumer.Ret
 func (g *deliveryRig) runnerOn(reg *consumer.Registry, s *eventstore.Store, name string, transactional bool, retry consumer.RetryPolicy, policy consumer.ErrorPolicy) *consumer.Runner {
 	g.t.Helper()
 	r, err := consumer.NewRunner(context.Background(), reg, consumer.Options{Type: "projection", Name: name, Transactional: transactional,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, Handler: g.handler, Retry: retry, OnError: policy, Metrics: g.metrics})
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), g.handler)}, Retry: retry, OnError: policy, Metrics: g.metrics})
 	if err != nil {
 		g.t.Fatalf("runner %s: %v", name, err)
 	}

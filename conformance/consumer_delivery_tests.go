@@ -220,10 +220,7 @@ func testDeliveryReasonAndCopy(t T, env *Env) {
 	if len(g.applied) != 1 {
 		t.Fatalf("%d applies, want the retry's one", len(g.applied))
 	}
-	got, ok := g.applied[0].Value.(eventstore.Recorded)
-	if !ok {
-		t.Fatalf("the retry applied a %T", g.applied[0].Value)
-	}
+	got := g.applied[0].Value
 	if !bytes.Equal(got.Payload, []byte(payload)) || !bytes.Equal(got.Payload, want.Payload) || !bytes.Equal(got.Metadata, want.Metadata) ||
 		got.ID != want.ID || got.AggregateID != want.AggregateID || got.AggregateType != want.AggregateType || got.Type != want.Type ||
 		got.SequenceNo != want.SequenceNo || got.Revision != want.Revision || got.GlobalPosition != want.GlobalPosition ||

@@ -49,10 +49,10 @@ func testConsumerIdleLagZero(t T, env *Env) {
 	defer stop()
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "idle-lag", Transactional: true,
 		PollInterval: 20 * time.Millisecond, Metrics: rec,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s, Waker: adv}},
-		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, adv), func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			return insertApplied(ctx, tx, m.Position)
-		}})
+		})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func testConsumerIdleLagZero(t T, env *Env) {
 // armed, ends the runner's context and fails as a cancelled read does: the
 // graceful stop's cancel arriving in the middle of a poll's read.
 type cancelOnReadSource struct {
-	consumer.EventStoreSource
+	*consumer.LogSource[eventstore.Recorded]
 	mu     sync.Mutex
 	armed  bool
 	cancel context.CancelFunc
@@ -133,7 +133,7 @@ func (s *cancelOnReadSource) Read(ctx context.Context, partition int, after, upt
 	if s.fire() {
 		return nil, ctx.Err()
 	}
-	return s.EventStoreSource.Read(ctx, partition, after, upto, limit)
+	return s.LogSource.Read(ctx, partition, after, upto, limit)
 }
 
 // ReadRangeMarked ends the run's context if armed: the runner reads every
@@ -142,14 +142,14 @@ func (s *cancelOnReadSource) ReadRangeMarked(ctx context.Context, after, upto in
 	if s.fire() {
 		return nil, 0, ctx.Err()
 	}
-	return s.EventStoreSource.ReadRangeMarked(ctx, after, upto, limit)
+	return s.LogSource.ReadRangeMarked(ctx, after, upto, limit)
 }
 
 func (s *cancelOnReadSource) ReadMarked(ctx context.Context, partition int, after, upto int64, limit int) ([]consumer.Message, int64, error) {
 	if s.fire() {
 		return nil, 0, ctx.Err()
 	}
-	return s.EventStoreSource.ReadMarked(ctx, partition, after, upto, limit)
+	return s.LogSource.ReadMarked(ctx, partition, after, upto, limit)
 }
 
 // testConsumerStopDuringReadSaves: a consumer over 16 partitions applies 6
@@ -172,14 +172,14 @@ func testConsumerStopDuringReadSaves(t T, env *Env) {
 	reg := consumer.NewRegistry(e, nil)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	src := &cancelOnReadSource{EventStoreSource: consumer.EventStoreSource{Store: s, Waker: adv}, cancel: stop}
+	src := &cancelOnReadSource{LogSource: consumer.EventStore(s, adv), cancel: stop}
 	clock := newFakeClock()
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "stop-mid-read", Transactional: true,
 		PollInterval: 20 * time.Millisecond, Metrics: rec, Now: clock.Now,
-		Sources: []consumer.Source{src},
-		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+
+		Routes: []consumer.Route{consumer.On(src, func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			return insertApplied(ctx, tx, m.Position)
-		}})
+		})}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -276,8 +276,8 @@ func testConsumerLeasesUnsubscribe(t T, env *Env) {
 	}
 	defer co.Stop(ctx)
 	opts := func(name string) consumer.Options {
-		return consumer.Options{Type: "projection", Name: name, Leases: co, Sources: []consumer.Source{consumer.EventStoreSource{Store: s}},
-			Handler: func(context.Context, *sql.Tx, consumer.Message) error { return nil }}
+		return consumer.Options{Type: "projection", Name: name, Leases: co,
+			Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), func(context.Context, *sql.Tx, consumer.Msg[eventstore.Recorded]) error { return nil })}}
 	}
 	bad := opts("bad")
 	bad.Leases, bad.Distribution = nil, lease.SingleOwner
@@ -348,15 +348,15 @@ func testConsumerLeasesNonTransactional(t T, env *Env) {
 	}
 	defer co.Stop(ctx)
 	var mu sync.Mutex
-	got := map[int64]consumer.Message{}
+	got := map[int64]consumer.Msg[eventstore.Recorded]{}
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: "projection", Name: "plain", Leases: co,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, Logger: quietLogger(),
-		Handler: func(_ context.Context, _ *sql.Tx, m consumer.Message) error {
+		Logger: quietLogger(),
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), func(_ context.Context, _ *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			mu.Lock()
 			defer mu.Unlock()
 			got[m.Position] = m
 			return nil
-		}})
+		})}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,8 +112,8 @@ func runLeasedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 	newRunner := func() (*consumer.Runner, error) {
 		return consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: "projection", Name: args.Consumer,
 			Transactional: !args.NonTransactional, PageSize: 16, Logger: logger, Leases: co,
-			Sources: []consumer.Source{consumer.EventStoreSource{Store: eventstore.New(e, nil)}},
-			Handler: leasedHandler(db, e, co.InstanceID(), args, release)})
+
+			Routes: []consumer.Route{consumer.On(consumer.EventStore(eventstore.New(e, nil), nil), leasedHandler(db, e, co.InstanceID(), args, release))}})
 	}
 	var r *consumer.Runner
 	if !args.JoinOnGo {
@@ -162,10 +162,10 @@ func runLeasedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 
 // leasedHandler inserts a row per apply in the apply's transaction, then
 // kills or pauses the process when args say so.
-func leasedHandler(db *sql.DB, e *engine.Engine, instance string, args leasedArgs, release <-chan struct{}) consumer.Handler {
+func leasedHandler(db *sql.DB, e *engine.Engine, instance string, args leasedArgs, release <-chan struct{}) consumer.Handler[eventstore.Recorded] {
 	var invoked atomic.Int64
 	var paused atomic.Bool
-	return func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+	return func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 		if args.ApplyMillis > 0 {
 			time.Sleep(time.Duration(args.ApplyMillis) * time.Millisecond)
 		}

@@ -22,7 +22,7 @@ import (
 // error when they read up to failAt or beyond: the read of the mark's last
 // move.
 type failingReads struct {
-	consumer.EventStoreSource
+	*consumer.LogSource[eventstore.Recorded]
 	failAt atomic.Int64 // 0: never
 	fired  atomic.Bool
 	ranges atomic.Int64 // range reads asked for
@@ -41,7 +41,7 @@ func (f *failingReads) Read(ctx context.Context, partition int, after, upto int6
 	if err := f.fail(upto); err != nil {
 		return nil, err
 	}
-	return f.EventStoreSource.Read(ctx, partition, after, upto, limit)
+	return f.LogSource.Read(ctx, partition, after, upto, limit)
 }
 
 // ReadMarked forwards to the event store's ReadMarked unless it fails.
@@ -49,7 +49,7 @@ func (f *failingReads) ReadMarked(ctx context.Context, partition int, after, upt
 	if err := f.fail(upto); err != nil {
 		return nil, 0, err
 	}
-	return f.EventStoreSource.ReadMarked(ctx, partition, after, upto, limit)
+	return f.LogSource.ReadMarked(ctx, partition, after, upto, limit)
 }
 
 // ReadRangeMarked forwards to the event store's range read unless it fails.
@@ -58,7 +58,7 @@ func (f *failingReads) ReadRangeMarked(ctx context.Context, after, upto int64, l
 	if err := f.fail(upto); err != nil {
 		return nil, 0, err
 	}
-	return f.EventStoreSource.ReadRangeMarked(ctx, after, upto, limit)
+	return f.LogSource.ReadRangeMarked(ctx, after, upto, limit)
 }
 
 // testPollFailedAfterLastWakeup runs a Transactional consumer whose poll
@@ -76,13 +76,13 @@ func testPollFailedAfterLastWakeup(t T, env *Env) {
 	// The test moves the mark itself (Cycle), so it knows the last move.
 	adv := hwm.New(e, hwm.Options{})
 	s := eventstore.New(e, adv)
-	src := &failingReads{EventStoreSource: consumer.EventStoreSource{Store: s, Waker: adv}}
+	src := &failingReads{LogSource: consumer.EventStore(s, adv)}
 	reg := consumer.NewRegistry(e, nil)
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "retried", Transactional: true,
-		PollInterval: time.Hour, Sources: []consumer.Source{src},
-		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+		PollInterval: time.Hour,
+		Routes: []consumer.Route{consumer.On(src, func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			return insertApplied(ctx, tx, m.Position)
-		}})
+		})}})
 	if err != nil {
 		t.Fatal(err)
 	}

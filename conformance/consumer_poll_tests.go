@@ -40,10 +40,10 @@ func idPerPartition(t T, e *engine.Engine) []string {
 // pollLog records a runner's applies in order.
 type pollLog struct {
 	mu    sync.Mutex
-	order []consumer.Message
+	order []consumer.Msg[eventstore.Recorded]
 }
 
-func (l *pollLog) handler(_ context.Context, _ *sql.Tx, m consumer.Message) error {
+func (l *pollLog) handler(_ context.Context, _ *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.order = append(l.order, m)
@@ -97,7 +97,7 @@ func testConsumerPollCost(t T, env *Env) {
 	reg := consumer.NewRegistry(e, nil)
 	var log pollLog
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "poll-cost",
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, Handler: log.handler})
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), log.handler)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,12 +153,12 @@ func testPartitionsApart(t T, env *Env, pageSize int, transactional bool) {
 	handler := log.handler
 	if transactional {
 		createApplied(t, env)
-		handler = func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+		handler = func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			return insertApplied(ctx, tx, m.Position)
 		}
 	}
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: fmt.Sprintf("apart-%d", pageSize),
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, Handler: handler, PageSize: pageSize, Transactional: transactional})
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), handler)}, PageSize: pageSize, Transactional: transactional})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func runRebuildStraddle(ctx context.Context, db *sql.DB, job WorkerJob) (any, er
 		}
 	}()
 	var calls atomic.Int64
-	h := func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+	h := func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 		if calls.Add(1) == 1 {
 			fmt.Printf("in-handler %d\n", m.Position)
 			select {
@@ -70,8 +70,8 @@ func runRebuildStraddle(ctx context.Context, db *sql.DB, job WorkerJob) (any, er
 		return err
 	}
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: "projection", Name: args.Consumer,
-		Transactional: args.Transactional, Workers: 1, Handler: h,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: eventstore.New(e, nil)}}})
+		Transactional: args.Transactional, Workers: 1, Routes: []consumer.Route{consumer.On(consumer.EventStore(eventstore.New(e, nil), nil), h)},
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -160,8 +160,8 @@ func testConsumerRebuildFencesPoll(t T, env *Env, transactional bool) {
 		t.Fatalf("the straddling worker failed: %s %s", r.ErrorKind, r.Error)
 	}
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: name, Transactional: transactional,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}},
-		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			q := `INSERT INTO ` + appliedTable + ` (pos) VALUES (` + strconv.FormatInt(m.Position, 10) + `)`
 			if tx != nil {
 				_, err := tx.ExecContext(ctx, q)
@@ -169,7 +169,7 @@ func testConsumerRebuildFencesPoll(t T, env *Env, transactional bool) {
 			}
 			_, err := env.DB.ExecContext(ctx, q)
 			return err
-		}})
+		})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,13 +198,13 @@ func testConsumerRebuildDeletesDelivery(t T, env *Env) {
 	reg := consumer.NewRegistry(e, nil)
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "rebuild-rows", Transactional: true,
 		Retry: consumer.RetryPolicy{MaxAttempts: 1}, OnError: consumer.PolicyDeadLetter,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}},
-		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			if fail && m.Position == failing {
 				return fmt.Errorf("refused")
 			}
 			return insertApplied(ctx, tx, m.Position)
-		}})
+		})}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,8 +47,8 @@ func testConsumerRunWokenGracefulStop(t T, env *Env) {
 	holdAt := make(chan int64, 1)
 	inFlight, release := make(chan struct{}), make(chan struct{})
 	opts := consumer.Options{Type: "projection", Name: "woken", Transactional: true, PollInterval: time.Hour,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s, Waker: adv}},
-		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, adv), func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			select {
 			case p := <-holdAt:
 				if p != m.Position {
@@ -59,7 +59,7 @@ func testConsumerRunWokenGracefulStop(t T, env *Env) {
 			default:
 			}
 			return insertApplied(ctx, tx, m.Position)
-		}}
+		})}}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	r, err := consumer.NewRunner(ctx, reg, opts)

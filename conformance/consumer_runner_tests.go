@@ -87,11 +87,11 @@ func testConsumerRestart(t T, env *Env) {
 	ids := samePartitionKeys(e.Partitions, 3)
 	positions := appendSpread(t, s, e, append(ids, "r-other"), 32)
 	poison := positions[13]
-	src := consumer.EventStoreSource{Store: s}
+	src := consumer.EventStore(s, nil)
 	laterRan := make(chan struct{})
 	var laterOnce sync.Once
-	handler := func(failAt int64) consumer.Handler {
-		return func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+	handler := func(failAt int64) consumer.Handler[eventstore.Recorded] {
+		return func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			if m.Position > failAt && failAt > 0 && m.Partition == partitionOf(ids[0], e.Partitions) {
 				laterOnce.Do(func() { close(laterRan) })
 			}
@@ -114,9 +114,9 @@ func testConsumerRestart(t T, env *Env) {
 	// A budget of one attempt: the poison's first failure spends it and
 	// the HALT policy halts the consumer at once (the budget's own tests are
 	// in consumer_delivery_tests.go).
-	opts := consumer.Options{Type: "projection", Name: "restart", Sources: []consumer.Source{src}, Transactional: true, PageSize: 4,
+	opts := consumer.Options{Type: "projection", Name: "restart", Transactional: true, PageSize: 4,
 		Retry: consumer.RetryPolicy{MaxAttempts: 1}}
-	opts.Handler = handler(poison)
+	opts.Routes = []consumer.Route{consumer.On(src, handler(poison))}
 	r1, err := consumer.NewRunner(ctx, reg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func testConsumerRestart(t T, env *Env) {
 	}
 	// A new runner (a restart) resumes after the checkpoints and retries the
 	// HALTED poison (its row holds its key) with a fresh budget.
-	opts.Handler = handler(-1)
+	opts.Routes = []consumer.Route{consumer.On(src, handler(-1))}
 	r2, err := consumer.NewRunner(ctx, reg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -166,15 +166,15 @@ func testConsumerRestart(t T, env *Env) {
 		}
 	}
 	checkpointsCover(t, reg, c.ID, positions, part)
-	st, err := reg.Status(ctx, c.ID, src)
+	st, err := reg.Operator().Status(ctx, c.Ref())
 	if err != nil {
 		t.Fatalf("status: %v", err)
 	}
-	if len(st) != e.Partitions {
-		t.Fatalf("status has %d rows, want %d", len(st), e.Partitions)
+	if len(st.Partitions) != e.Partitions {
+		t.Fatalf("status has %d partitions, want %d", len(st.Partitions), e.Partitions)
 	}
-	for _, p := range st {
-		if p.Source != src.Name() || p.Mark != positions[len(positions)-1] || p.Lag != 0 && p.Position.Int64 != 0 {
+	for _, p := range st.Partitions {
+		if p.Source != src.Name() || p.Mark == nil || *p.Mark != positions[len(positions)-1] || p.Lag != 0 && p.Checkpoint != nil && *p.Checkpoint != 0 {
 			t.Errorf("status %+v: want source %s, mark %d, no lag on a partition with events", p, src.Name(), positions[len(positions)-1])
 		}
 	}
@@ -208,14 +208,14 @@ func testPollBeforeRebuild(t T, env *Env) {
 	var r *consumer.Runner
 	// The poll reads the consumer's epoch (0) first; the rebuild completes
 	// while it reads the source, before any of its applies.
-	src := &rebuildingSource{Source: consumer.EventStoreSource{Store: s}, rebuild: func(ctx context.Context) error {
+	src := &rebuildingSource{SourceOf: consumer.EventStore(s, nil), rebuild: func(ctx context.Context) error {
 		_, err := reg.Rebuild(ctx, r.Consumer().ID)
 		return err
 	}}
-	opts := consumer.Options{Type: "projection", Name: "fenced", Sources: []consumer.Source{src}, Transactional: true, Workers: 1,
-		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+	opts := consumer.Options{Type: "projection", Name: "fenced", Transactional: true, Workers: 1,
+		Routes: []consumer.Route{consumer.On(src, func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			return insertApplied(ctx, tx, m.Position)
-		}}
+		})}}
 	r, err := consumer.NewRunner(ctx, reg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -277,8 +277,8 @@ func testConsumerKeyOrder(t T, env *Env) {
 	otherApplied := make(chan struct{}, len(positions))
 	blockedKey := "test.Account/" + ids[0]
 	var released bool
-	opts := consumer.Options{Type: "projection", Name: "ordered", Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, Workers: workers,
-		Handler: func(ctx context.Context, _ *sql.Tx, m consumer.Message) error {
+	opts := consumer.Options{Type: "projection", Name: "ordered", Workers: workers,
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), func(ctx context.Context, _ *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			if m.Key == blockedKey && !released {
 				// Hold the first key until another key applied: keys flow
 				// concurrently. The bound only guards against a hang.
@@ -296,7 +296,7 @@ func testConsumerKeyOrder(t T, env *Env) {
 				otherApplied <- struct{}{}
 			}
 			return nil
-		}}
+		})}}
 	r, err := consumer.NewRunner(ctx, reg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -330,8 +330,8 @@ func testConsumerEmptyStretch(t T, env *Env) {
 	ctx := context.Background()
 	clock := newFakeClock()
 	reg := consumer.NewRegistry(e, clock.Now)
-	opts := consumer.Options{Type: "projection", Name: "sparse", Sources: []consumer.Source{consumer.EventStoreSource{Store: s}},
-		Handler: func(context.Context, *sql.Tx, consumer.Message) error { return nil }}
+	opts := consumer.Options{Type: "projection", Name: "sparse",
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), func(context.Context, *sql.Tx, consumer.Msg[eventstore.Recorded]) error { return nil })}}
 	r, err := consumer.NewRunner(ctx, reg, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +378,7 @@ func testConsumerEmptyStretch(t T, env *Env) {
 // rebuildingSource runs a rebuild during its first read: the poll reading
 // it began under the epoch before.
 type rebuildingSource struct {
-	consumer.Source
+	consumer.SourceOf[eventstore.Recorded]
 	once    sync.Once
 	rebuild func(context.Context) error
 	err     error
@@ -386,7 +386,7 @@ type rebuildingSource struct {
 
 func (s *rebuildingSource) Read(ctx context.Context, partition int, after, upto int64, limit int) ([]consumer.Message, error) {
 	s.once.Do(func() { s.err = s.rebuild(ctx) })
-	return s.Source.Read(ctx, partition, after, upto, limit)
+	return s.SourceOf.Read(ctx, partition, after, upto, limit)
 }
 
 // ReadRangeMarked runs the rebuild during the range read of every
@@ -394,7 +394,7 @@ func (s *rebuildingSource) Read(ctx context.Context, partition int, after, upto 
 // wraps must be a RangeReader.
 func (s *rebuildingSource) ReadRangeMarked(ctx context.Context, after, upto int64, limit int) ([]consumer.Message, int64, error) {
 	s.once.Do(func() { s.err = s.rebuild(ctx) })
-	return s.Source.(consumer.RangeReader).ReadRangeMarked(ctx, after, upto, limit)
+	return s.SourceOf.(consumer.RangeReader).ReadRangeMarked(ctx, after, upto, limit)
 }
 
 // partitionOf is the spec's partition of an aggregate id: FNV-1a (32 bits)

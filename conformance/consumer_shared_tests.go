@@ -71,8 +71,8 @@ func runSharedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 	}
 	invoked := make(chan struct{}, 1<<20)
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: "torture", Name: "shared", Transactional: true,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: eventstore.New(e, nil)}}, PageSize: 16,
-		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+		PageSize: 16,
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(eventstore.New(e, nil), nil), func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s (consumer_name, pos) VALUES ('shared', %d)`, tortureTable, m.Position)); err != nil {
 				return err
 			}
@@ -81,7 +81,7 @@ func runSharedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 				killMidApply(ctx, db, e, args)
 			}
 			return nil
-		}})
+		})}})
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/topic"
 )
 
@@ -68,7 +69,7 @@ func testDeliverySkips(t T, env *Env) {
 // gapSource reports the history below start deleted, as the capture topic
 // does once retention passed a consumer.
 type gapSource struct {
-	consumer.Source
+	consumer.SourceOf[eventstore.Recorded]
 	start int64
 }
 
@@ -76,7 +77,7 @@ func (s gapSource) Read(ctx context.Context, partition int, after, upto int64, l
 	if after < s.start {
 		return nil, &topic.MissingHistoryError{Topic: s.Name(), Position: after, TopicStart: s.start}
 	}
-	return s.Source.Read(ctx, partition, after, upto, limit)
+	return s.SourceOf.Read(ctx, partition, after, upto, limit)
 }
 
 // testDeliveryMissingHistory: a read that finds its history deleted sets
@@ -91,9 +92,9 @@ func testDeliveryMissingHistory(t T, env *Env) {
 		positions = append(positions, g.add([]string{"A", "B", "C", "D"}[i%4], `{}`))
 	}
 	start := positions[3]
-	src := gapSource{Source: consumer.EventStoreSource{Store: g.s}, start: start}
-	r, err := consumer.NewRunner(ctx, g.reg, consumer.Options{Type: "projection", Name: "gap", Sources: []consumer.Source{src},
-		Handler: g.handler, Metrics: g.metrics})
+	src := gapSource{SourceOf: consumer.EventStore(g.s, nil), start: start}
+	r, err := consumer.NewRunner(ctx, g.reg, consumer.Options{Type: "projection", Name: "gap",
+		Routes: []consumer.Route{consumer.On(src, g.handler)}, Metrics: g.metrics})
 	if err != nil {
 		t.Fatal(err)
 	}

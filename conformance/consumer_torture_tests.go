@@ -45,8 +45,8 @@ func runTortureConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, er
 	applies := 0
 	mu := make(chan struct{}, 1) // guards applies across the 4 workers
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "torture", Name: args.Name, Transactional: true,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}}, PageSize: 16,
-		Handler: func(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
+		PageSize: 16,
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 			if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %s (consumer_name, pos) VALUES ('%s', %d)`, tortureTable, args.Name, m.Position)); err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ func runTortureConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, er
 				select {}
 			}
 			return nil
-		}})
+		})}})
 	if err != nil {
 		return nil, err
 	}

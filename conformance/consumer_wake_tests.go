@@ -81,14 +81,14 @@ func declaresNotify(cat dialect.Catalogue) bool {
 // runner's first poll read the mark, so anything published afterwards is
 // above it and only a later poll, which only a wake-up can start before the
 // poll interval ends, can deliver it.
-type firstPollSource struct {
-	consumer.Source
+type firstPollSource[T any] struct {
+	consumer.SourceOf[T]
 	once   sync.Once
 	polled chan struct{}
 }
 
-func (s *firstPollSource) Mark(ctx context.Context) (int64, error) {
-	m, err := s.Source.Mark(ctx)
+func (s *firstPollSource[T]) Mark(ctx context.Context) (int64, error) {
+	m, err := s.SourceOf.Mark(ctx)
 	s.once.Do(func() { close(s.polled) })
 	return m, err
 }
@@ -125,14 +125,16 @@ func testConsumerWokenAcrossProcesses(t T, env *Env) {
 	}
 	log := newAppliedLog()
 	reg := consumer.NewRegistry(e, nil)
-	sources := []*firstPollSource{
-		{Source: consumer.EventStoreSource{Store: s, Waker: wEvents}, polled: make(chan struct{})},
-		{Source: consumer.CaptureSource{Topic: tp, Waker: wCapture}, polled: make(chan struct{})},
-	}
+	events := &firstPollSource[eventstore.Recorded]{SourceOf: consumer.EventStore(s, wEvents), polled: make(chan struct{})}
+	records := &firstPollSource[topic.Record]{SourceOf: consumer.Capture(tp, wCapture), polled: make(chan struct{})}
+	sources := []struct {
+		route  consumer.Route
+		polled chan struct{}
+	}{{consumer.On(events, log.events), events.polled}, {consumer.On(records, log.records), records.polled}}
 	var done []chan error
 	for i, src := range sources {
 		r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: fmt.Sprintf("woken-%d", i),
-			PollInterval: time.Hour, Sources: []consumer.Source{src}, Handler: log.handler})
+			PollInterval: time.Hour, Routes: []consumer.Route{src.route}})
 		if err != nil {
 			t.Fatal(err)
 		}

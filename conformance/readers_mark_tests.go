@@ -241,12 +241,13 @@ func startMarkReaders(t T, ctx context.Context, wg *sync.WaitGroup, e *engine.En
 	}
 	reg := consumer.NewRegistry(e, nil)
 	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "every-reader", Workers: 4,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: s}, consumer.CaptureSource{Topic: tp}},
-		Handler: func(_ context.Context, _ *sql.Tx, msg consumer.Message) error {
-			if msg.Source == topic.CaptureTopic {
+		Routes: []consumer.Route{
+			consumer.On(consumer.EventStore(s, nil), func(_ context.Context, _ *sql.Tx, msg consumer.Msg[eventstore.Recorded]) error {
+				return m.runnerEvents.add(msg.Position, false)
+			}),
+			consumer.On(consumer.Capture(tp, nil), func(_ context.Context, _ *sql.Tx, msg consumer.Msg[topic.Record]) error {
 				return m.runnerMessages.add(msg.Position, false)
-			}
-			return m.runnerEvents.add(msg.Position, false)
+			}),
 		}})
 	if err != nil {
 		t.Fatalf("NewRunner: %v", err)

@@ -189,8 +189,11 @@ func testReplicaReads(t *testing.T, drv string) {
 	// A consumer checkpointing on the primary and reading its events from
 	// the replicas (the read-only store).
 	runner, err := consumer.NewRunner(ctx, consumer.NewRegistry(pe, nil), consumer.Options{Type: "projection", Name: "replica-reader",
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: reader}}, PollInterval: 20 * time.Millisecond, PageSize: replicaPageSize,
-		Handler: func(_ context.Context, _ *sql.Tx, m consumer.Message) error { consumed.add(m.Position); return nil }})
+		PollInterval: 20 * time.Millisecond, PageSize: replicaPageSize,
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(reader, nil), func(_ context.Context, _ *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
+			consumed.add(m.Position)
+			return nil
+		})}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -237,13 +237,13 @@ func consumersSkipCmd() *cobra.Command {
 func sourceOf(ctx context.Context, e *engine.Engine, name string) (consumer.Source, error) {
 	switch name {
 	case engine.EventStoreTopic:
-		return consumer.EventStoreSource{Store: eventstore.New(e, nil)}, nil
+		return consumer.EventStore(eventstore.New(e, nil), nil), nil
 	case topic.CaptureTopic:
 		t, err := topic.New(ctx, e)
 		if err != nil {
 			return nil, err
 		}
-		return consumer.CaptureSource{Topic: t}, nil
+		return consumer.Capture(t, nil), nil
 	}
 	return nil, fmt.Errorf("%w: source %q: the CLI checks messages of %s and %s only", consumer.ErrInvalidSkip, name, engine.EventStoreTopic, topic.CaptureTopic)
 }

@@ -130,7 +130,7 @@ func optTimeText(t *time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
 
-func printDeadLetters(out io.Writer, dls []consumer.UndeliveredView) error {
+func printDeadLetters(out io.Writer, dls []consumer.UndeliveredRow) error {
 	if len(dls) == 0 {
 		_, err := fmt.Fprintln(out, "no dead letters")
 		return err
@@ -139,11 +139,11 @@ func printDeadLetters(out io.Writer, dls []consumer.UndeliveredView) error {
 	fmt.Fprintln(w, "ID\tSOURCE\tPARTITION\tKEY\tPOSITION\tSTATUS\tFAILURES\tNEXT_RETRY_AT\tRECORDED_AT\tFAILURE_REASON")
 	for _, d := range dls {
 		next := "-"
-		if d.NextRetryAt != nil {
-			next = utcText(*d.NextRetryAt)
+		if !d.NextRetryAt.IsZero() {
+			next = utcText(d.NextRetryAt)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d\t%s\t%d\t%s\t%s\t%s\n", d.ID, d.Source, d.Partition, quoteKey(d.Key), d.Position,
-			d.Status, d.Failures, next, utcText(d.RecordedAt), oneLine(d.FailureReason, 80))
+			d.Status, d.FailureCount, next, utcText(d.RecordedAt), oneLine(d.FailureReason, 80))
 	}
 	return w.Flush()
 }

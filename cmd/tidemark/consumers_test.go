@@ -169,9 +169,9 @@ func consumerReads(t *testing.T, f cliFixture, cli func(...string) string) {
 		cli("dead-letters", "list", ref) != out {
 		t.Errorf("dead-letters table:\n%s", out)
 	}
-	var dls []consumer.UndeliveredView
+	var dls []consumer.UndeliveredRow
 	decodeJSON(t, cli("dead-letters", "list", ref, "--json"), &dls)
-	if len(dls) != 2 || dls[0].ID != f.dlHead || dls[1].Failures != 0 || dls[0].FailureReason != "handler: boom" {
+	if len(dls) != 2 || dls[0].ID != f.dlHead || dls[1].FailureCount != 0 || dls[0].FailureReason != "handler: boom" {
 		t.Fatalf("dead-letters --json: %+v", dls)
 	}
 

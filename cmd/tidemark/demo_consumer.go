@@ -78,11 +78,8 @@ func (b *demoBalances) takeCalls() []int64 {
 }
 
 // handle applies one event in the checkpoint's transaction (Transactional).
-func (b *demoBalances) handle(ctx context.Context, tx *sql.Tx, m consumer.Message) error {
-	ev, ok := m.Value.(eventstore.Recorded)
-	if !ok {
-		return fmt.Errorf("account-balances: unexpected message %T", m.Value)
-	}
+func (b *demoBalances) handle(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
+	ev := m.Value
 	b.mu.Lock()
 	b.calls = append(b.calls, m.Position)
 	limit := b.overdraft[ev.AggregateID]
@@ -198,8 +195,8 @@ func (d *demoRun) prepare(ctx context.Context) error {
 func (d *demoRun) runner(ctx context.Context) (*consumer.Runner, error) {
 	return consumer.NewRunner(ctx, d.reg, consumer.Options{
 		Type: demoRef.Type, Name: demoRef.Name, Transactional: true,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: d.store}},
-		Handler: d.b.handle,
+
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(d.store, nil), d.b.handle)},
 		// One worker: on SQLite a second apply's BEGIN IMMEDIATE would wait
 		// for the first's commit, which waits (up to 1 s) for the earlier
 		// position: a pause the demo need not show.
@@ -382,10 +379,10 @@ func (d *demoRun) printUndelivered(ctx context.Context) error {
 	}
 	for _, u := range rows {
 		next := "-"
-		if u.NextRetryAt != nil {
+		if !u.NextRetryAt.IsZero() {
 			next = "+" + u.NextRetryAt.Sub(d.clock.now()).String()
 		}
-		fmt.Fprintf(d.out, "consumer undelivered %-20s position %-3d %-16s failures %d, next retry %s\n", u.Key, u.Position, u.Status, u.Failures, next)
+		fmt.Fprintf(d.out, "consumer undelivered %-20s position %-3d %-16s failures %d, next retry %s\n", u.Key, u.Position, u.Status, u.FailureCount, next)
 	}
 	return nil
 }
@@ -401,7 +398,7 @@ func (d *demoRun) printDeadLetters(ctx context.Context) error {
 		if reason == "" {
 			reason = "-"
 		}
-		fmt.Fprintf(d.out, "dead     %-20s position %-3d partition %-2d %-16s failures %d  %s\n", u.Key, u.Position, u.Partition, u.Status, u.Failures, reason)
+		fmt.Fprintf(d.out, "dead     %-20s position %-3d partition %-2d %-16s failures %d  %s\n", u.Key, u.Position, u.Partition, u.Status, u.FailureCount, reason)
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ type poisonApp struct {
 	poison  int64
 }
 
-func (a *poisonApp) handle(_ context.Context, _ *sql.Tx, m consumer.Message) error {
+func (a *poisonApp) handle(_ context.Context, _ *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 	if m.Position == a.poison && !a.fixed.Load() {
 		return errors.New("balance would go below the overdraft limit: <b>refused</b>")
 	}
@@ -221,7 +221,7 @@ func startPoisonApp(t *testing.T, ctx context.Context, e *engine.Engine) *poison
 		t.Fatal(err)
 	}
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), consumer.Options{Type: poisonRef.Type, Name: poisonRef.Name,
-		Sources: []consumer.Source{consumer.EventStoreSource{Store: store}}, Handler: app.handle, Leases: coord,
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(store, nil), app.handle)}, Leases: coord,
 		Retry: consumer.RetryPolicy{MaxAttempts: 1}, OnError: consumer.PolicyHalt,
 		PollInterval: 20 * time.Millisecond, EmptySaveInterval: time.Millisecond, Logger: quiet})
 	if err != nil {

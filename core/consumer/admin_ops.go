@@ -64,7 +64,7 @@ func (o *Operator) move(ctx context.Context, ref Ref, m move) (Changes, error) {
 // stands for its whole key (source, partition, key). A selector of one
 // row or one key that matches nothing is a *NoDeadLetterError.
 func (o *Operator) RetryDeadLetters(ctx context.Context, ref Ref, sel Selector) (Changes, error) {
-	return o.onDeadLetters(ctx, ref, sel, func(q engine.Querier, ch *Changes, c Consumer, rows, picked []UndeliveredView) error {
+	return o.onDeadLetters(ctx, ref, sel, func(q engine.Querier, ch *Changes, c Consumer, rows, picked []UndeliveredRow) error {
 		keys := map[heldKey]bool{}
 		for _, u := range picked {
 			if u.Status == StatusDeadLetterKey {
@@ -76,7 +76,7 @@ func (o *Operator) RetryDeadLetters(ctx context.Context, ref Ref, sel Selector) 
 			switch {
 			case u.Status == StatusDeadLetterKey && keys[heldKeyOf(u)]:
 				to := StatusFailed
-				if u.Failures == 0 { // held dead behind the key's first dead letter
+				if u.FailureCount == 0 { // held dead behind the key's first dead letter
 					to = StatusWaiting
 				}
 				err = o.r.release(ctx, q, u, to, ch)
@@ -93,7 +93,7 @@ func (o *Operator) RetryDeadLetters(ctx context.Context, ref Ref, sel Selector) 
 
 // onDeadLetters checks sel, finds the consumer and runs fn in one
 // transaction with the consumer's undelivered rows and those sel picks.
-func (o *Operator) onDeadLetters(ctx context.Context, ref Ref, sel Selector, fn func(q engine.Querier, ch *Changes, c Consumer, rows, picked []UndeliveredView) error) (Changes, error) {
+func (o *Operator) onDeadLetters(ctx context.Context, ref Ref, sel Selector, fn func(q engine.Querier, ch *Changes, c Consumer, rows, picked []UndeliveredRow) error) (Changes, error) {
 	if err := sel.check(o.r); err != nil {
 		return Changes{}, err
 	}
@@ -120,7 +120,7 @@ func (o *Operator) onDeadLetters(ctx context.Context, ref Ref, sel Selector, fn 
 // puts the key's later messages back in line (WAITING; the first becomes
 // its head). By key or all, every dead letter of the key (or consumer) goes.
 func (o *Operator) DeleteDeadLetters(ctx context.Context, ref Ref, sel Selector) (Changes, error) {
-	return o.onDeadLetters(ctx, ref, sel, func(q engine.Querier, ch *Changes, c Consumer, rows, picked []UndeliveredView) error {
+	return o.onDeadLetters(ctx, ref, sel, func(q engine.Querier, ch *Changes, c Consumer, rows, picked []UndeliveredRow) error {
 		gone := map[string]bool{}
 		for _, u := range picked {
 			if err := o.r.deleteAndSkip(ctx, q, c.ID, u, ch); err != nil {
@@ -131,7 +131,7 @@ func (o *Operator) DeleteDeadLetters(ctx context.Context, ref Ref, sel Selector)
 		// Keys left with followers but no failed dead letter to hold them.
 		held := map[heldKey]bool{}
 		for _, u := range rows {
-			if !gone[u.ID] && u.Status == StatusDeadLetterKey && u.Failures > 0 {
+			if !gone[u.ID] && u.Status == StatusDeadLetterKey && u.FailureCount > 0 {
 				held[heldKeyOf(u)] = true
 			}
 		}
@@ -231,7 +231,7 @@ func unsubscribeRows(ctx context.Context, e *engine.Engine, q engine.Querier, id
 
 // release gives row u a fresh budget as status to (FAILED or WAITING),
 // guarded by the status it was read with.
-func (r *Registry) release(ctx context.Context, q engine.Querier, u UndeliveredView, to DeliveryStatus, ch *Changes) error {
+func (r *Registry) release(ctx context.Context, q engine.Querier, u UndeliveredRow, to DeliveryStatus, ch *Changes) error {
 	n, err := rowsChanged(stmt.ExecAdminUndeliveredRelease(ctx, r.e, q, stmt.AdminUndeliveredReleaseParams{
 		ID: u.ID, Status: string(to), FromStatus: string(u.Status)}))
 	if err != nil {
@@ -247,7 +247,7 @@ func (r *Registry) release(ctx context.Context, q engine.Querier, u UndeliveredV
 
 // deleteAndSkip deletes row u (guarded by its status) and records the
 // skip of its message for its key.
-func (r *Registry) deleteAndSkip(ctx context.Context, q engine.Querier, id string, u UndeliveredView, ch *Changes) error {
+func (r *Registry) deleteAndSkip(ctx context.Context, q engine.Querier, id string, u UndeliveredRow, ch *Changes) error {
 	n, err := rowsChanged(stmt.ExecAdminUndeliveredDeleteOne(ctx, r.e, q, stmt.AdminUndeliveredDeleteOneParams{ID: u.ID, FromStatus: string(u.Status)}))
 	if err != nil {
 		return fmt.Errorf("undelivered %s: delete: %w", u.ID, err)
@@ -277,11 +277,11 @@ type heldKey struct {
 	key       string
 }
 
-func heldKeyOf(u UndeliveredView) heldKey { return heldKey{u.Source, u.Partition, u.Key} }
+func heldKeyOf(u UndeliveredRow) heldKey { return heldKey{u.Source, u.Partition, u.Key} }
 
 // pickDeadLetters returns the dead letters sel selects among rows.
-func pickDeadLetters(ref Ref, rows []UndeliveredView, sel Selector) ([]UndeliveredView, error) {
-	var out []UndeliveredView
+func pickDeadLetters(ref Ref, rows []UndeliveredRow, sel Selector) ([]UndeliveredRow, error) {
+	var out []UndeliveredRow
 	for _, u := range rows {
 		if !u.IsDeadLetter() {
 			continue
@@ -296,7 +296,7 @@ func pickDeadLetters(ref Ref, rows []UndeliveredView, sel Selector) ([]Undeliver
 	return out, nil
 }
 
-func hasRow(rows []UndeliveredView, id string) bool {
+func hasRow(rows []UndeliveredRow, id string) bool {
 	for _, u := range rows {
 		if u.ID == id {
 			return true

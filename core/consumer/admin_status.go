@@ -55,28 +55,8 @@ type PartitionLag struct {
 	IncompleteThrough *int64 `json:"incomplete_through"`
 }
 
-// UndeliveredView is one CONSUMER_UNDELIVERED_MESSAGES row without its copy.
-type UndeliveredView struct {
-	ID        string         `json:"id"`
-	Source    string         `json:"source"`
-	Partition int            `json:"partition"`
-	Key       string         `json:"key"`
-	Position  int64          `json:"position"`
-	Status    DeliveryStatus `json:"status"`
-	Failures  int            `json:"failure_count"`
-	// NextRetryAt is nil for at once and for every status but FAILED.
-	NextRetryAt   *time.Time `json:"next_retry_at"`
-	FailureReason string     `json:"failure_reason,omitempty"`
-	RecordedAt    time.Time  `json:"recorded_at"`
-}
-
-// IsDeadLetter says the row waits for an operator (DEAD_LETTER or
-// DEAD_LETTER_KEY).
-func (u UndeliveredView) IsDeadLetter() bool {
-	return u.Status.Retryable()
-}
-
-// adminUndeliveredRow is the sqlx scan target of UndeliveredList.
+// adminUndeliveredRow is the sqlx scan target of UndeliveredList (an
+// UndeliveredRow as the columns come).
 type adminUndeliveredRow struct {
 	ID        engine.UUIDText `db:"id"`
 	Source    string          `db:"source_name"`
@@ -263,12 +243,12 @@ func optInt64(n sql.NullInt64) *int64 {
 // DeadLetters lists the consumer's dead letters (DEAD_LETTER and
 // DEAD_LETTER_KEY rows), without their copies, by source, partition and
 // position.
-func (o *Operator) DeadLetters(ctx context.Context, ref Ref) ([]UndeliveredView, error) {
+func (o *Operator) DeadLetters(ctx context.Context, ref Ref) ([]UndeliveredRow, error) {
 	all, err := o.Undelivered(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	var out []UndeliveredView
+	var out []UndeliveredRow
 	for _, u := range all {
 		if u.IsDeadLetter() {
 			out = append(out, u)
@@ -278,7 +258,7 @@ func (o *Operator) DeadLetters(ctx context.Context, ref Ref) ([]UndeliveredView,
 }
 
 // Undelivered lists every undelivered row of the consumer, without copies.
-func (o *Operator) Undelivered(ctx context.Context, ref Ref) ([]UndeliveredView, error) {
+func (o *Operator) Undelivered(ctx context.Context, ref Ref) ([]UndeliveredRow, error) {
 	c, err := o.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -288,19 +268,16 @@ func (o *Operator) Undelivered(ctx context.Context, ref Ref) ([]UndeliveredView,
 
 // undeliveredViews reads consumer c's undelivered rows on q, in source,
 // partition and position order.
-func (r *Registry) undeliveredViews(ctx context.Context, q engine.Querier, c Consumer) ([]UndeliveredView, error) {
+func (r *Registry) undeliveredViews(ctx context.Context, q engine.Querier, c Consumer) ([]UndeliveredRow, error) {
 	rows, err := adminSelect[adminUndeliveredRow](ctx, r, q, dialect.AdminUndeliveredList, map[string]any{"consumer_id": c.ID})
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: undelivered rows: %w", c.Ref(), err)
 	}
-	out := make([]UndeliveredView, 0, len(rows))
+	out := make([]UndeliveredRow, 0, len(rows))
 	for _, u := range rows {
-		d := UndeliveredView{ID: string(u.ID), Source: u.Source, Partition: u.Partition, Key: u.Key, Position: u.Position,
-			Status: DeliveryStatus(u.Status), Failures: u.Failures, FailureReason: u.Reason.String, RecordedAt: time.Time(u.Recorded)}
-		if t := time.Time(u.NextRetry); !t.IsZero() {
-			d.NextRetryAt = &t
-		}
-		out = append(out, d)
+		out = append(out, UndeliveredRow{ID: string(u.ID), Source: u.Source, Partition: u.Partition, Key: u.Key, Position: u.Position,
+			Status: DeliveryStatus(u.Status), FailureCount: u.Failures, NextRetryAt: time.Time(u.NextRetry),
+			FailureReason: u.Reason.String, RecordedAt: time.Time(u.Recorded)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]

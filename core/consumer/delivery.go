@@ -1,11 +1,7 @@
 package consumer
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
-
-	"github.com/tidemarkdb/tidemark/core/eventstore"
 )
 
 // DeliveryStatus is CONSUMER_UNDELIVERED_MESSAGES.status: what became of a
@@ -97,23 +93,4 @@ type Metrics interface {
 	DeadLettered(c Consumer, source string, status DeliveryStatus)
 	// Halted is reported when the runner halts the consumer.
 	Halted(c Consumer, reason HaltReason)
-}
-
-// copyOfEvent is the message copy of an event: the event as stored, so a
-// retry applies what the store holds (an upcaster deployed since applies).
-func copyOfEvent(m Message) (string, error) {
-	ev, ok := m.Value.(eventstore.Recorded)
-	if !ok {
-		return "", fmt.Errorf("consumer: event store message at %d holds %T, not eventstore.Recorded", m.Position, m.Value)
-	}
-	b, err := json.Marshal(ev)
-	return string(b), err
-}
-
-func eventFromCopy(source string, partition int, position int64, key, copy string) (Message, error) {
-	var ev eventstore.Recorded
-	if err := json.Unmarshal([]byte(copy), &ev); err != nil {
-		return Message{}, fmt.Errorf("consumer: message copy of %s/%d position %d: %w", source, partition, position, err)
-	}
-	return Message{Source: source, Partition: partition, Position: position, Key: key, Value: ev}, nil
 }

@@ -2,8 +2,11 @@ package consumer
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"time"
 
+	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 )
 
@@ -113,4 +116,87 @@ func (r *Runner) settle(u UndeliveredRow, o outcome, h *UndeliveredRow, halted b
 		r.dmu.Unlock()
 	}
 	r.noteRecorded(u, o, halted)
+}
+
+// record writes m's row (status and failure from u) with its copy and
+// outcome o (writeOutcome); in a Transactional runner in a transaction
+// that also advances the checkpoint over m, in position order. A failure
+// to record is a database error that ends the poll.
+func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow, o outcome) {
+	u.Source, u.Partition, u.Key, u.Position, u.RecordedAt = m.Source, m.Partition, m.Key, m.Position, r.opts.Now().UTC()
+	var cp *string
+	if c, err := r.bySource[m.Source].Copy(m); err != nil {
+		r.abort(m)
+		_ = r.fail(m, err)
+		return
+	} else {
+		cp = &c
+	}
+	halted := false
+	write := func(tx *sql.Tx) (err error) {
+		_, halted, err = r.writeOutcome(ctx, tx, &u, o, nil, cp)
+		return err
+	}
+	var err error
+	if r.opts.Transactional {
+		err = r.applyOne(ctx, m, write)
+	} else if err = r.reg.inTx(ctx, func(tx *sql.Tx) error {
+		if err := r.checkLease(ctx, tx, m.Partition, m.Generation); err != nil {
+			return err
+		}
+		return write(tx)
+	}); err == nil {
+		r.done(m, 0)
+	}
+	switch {
+	case err == nil:
+	case isLeaseLost(err) && !r.opts.Transactional:
+		r.leaseLost(m.Partition, err)
+		return
+	case errors.Is(err, errDuplicate), errors.Is(err, ErrStale), errors.Is(err, errAborted), isLeaseLost(err):
+		return
+	case r.recordedElsewhere(err):
+		// Another instance recorded m first (uq_consumer_undelivered_messages):
+		// its row holds m; the next poll reads it.
+		r.done(m, 0)
+		return
+	default:
+		r.abort(m)
+		_ = r.fail(m, err)
+		return
+	}
+	r.settle(u, o, nil, halted)
+}
+
+// noteRecorded logs and reports a row's new status (its outcome o).
+func (r *Runner) noteRecorded(u UndeliveredRow, o outcome, halted bool) {
+	args := []any{"consumer_type", r.c.Type, "consumer", r.c.Name, "source", u.Source, "partition", u.Partition,
+		"position", u.Position, "key", u.Key, "status", u.Status, "failure_count", u.FailureCount}
+	switch u.Status {
+	case StatusFailed:
+		r.opts.Logger.Info("message failed; retrying later", append(args, "next_retry_at", u.NextRetryAt, "reason", u.FailureReason)...)
+	case StatusWaiting:
+		r.opts.Logger.Debug("message waits behind its key", args...)
+	default:
+		if o.deadLetter {
+			r.opts.Metrics.DeadLettered(r.c, u.Source, u.Status)
+			r.opts.Logger.Warn("message's retry budget spent", append(args, "reason", u.FailureReason)...)
+		} else {
+			r.opts.Logger.Debug("message held behind its key's dead letter", args...)
+		}
+	}
+	if halted {
+		r.setHalted(ApplyError, "source", u.Source, "partition", u.Partition, "position", u.Position, "key", u.Key)
+	}
+}
+
+// recordedElsewhere tells whether a row insert failed on the unique
+// constraint (engines that tell keys apart only by kind class it as a
+// duplicate event id, as Subscribe's inserts do).
+func (r *Runner) recordedElsewhere(err error) bool {
+	switch r.reg.e.Errors.Classify(err) {
+	case dialect.ErrUniqueViolation, dialect.ErrDuplicateEventID:
+		return true
+	}
+	return false
 }

@@ -42,7 +42,7 @@ func (r *Runner) joinLeases(ctx context.Context) error {
 		return nil
 	}
 	parts := 0
-	for _, s := range r.opts.Sources {
+	for _, s := range r.sources {
 		parts = max(parts, s.Partitions())
 	}
 	m, err := r.opts.Leases.Join(ctx, lease.ConsumerOptions{Type: r.opts.Type, Name: r.opts.Name,

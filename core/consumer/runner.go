@@ -13,20 +13,12 @@ import (
 	"github.com/tidemarkdb/tidemark/core/lease"
 )
 
-// Handler applies one message. tx is the apply's own transaction when the
-// runner is Transactional (the checkpoint advances in it, so the apply and
-// its checkpoint commit together) and nil otherwise. A transient database
-// error returned by the handler retries the apply without spending the
-// message's budget; any other error records the message FAILED in
-// CONSUMER_UNDELIVERED_MESSAGES, retried under Options.Retry, and once its
-// budget is spent Options.OnError decides (see docs/consumers.md).
-type Handler func(ctx context.Context, tx *sql.Tx, m Message) error
-
 // Options configure a Runner.
 type Options struct {
 	Type, Name string
-	Sources    []Source
-	Handler    Handler
+	// Routes are the sources the runner reads, each with the handler of
+	// its messages (On).
+	Routes []Route
 	// Transactional: the handler writes to the engine's database in tx and
 	// the checkpoint is written in that transaction; otherwise it is
 	// written after the apply.
@@ -84,11 +76,13 @@ type Runner struct {
 	failure error // a database error recording a failure: ends the poll
 	halted  bool  // the runner halted the consumer in this poll
 
-	sources map[string]Source
-	marks   map[string]int64 // each source's mark as this poll read it
-	dmu     sync.Mutex       // guards rows and skips
-	rows    map[keyRef][]*UndeliveredRow
-	skips   map[string][]Skip
+	sources  []Source          // the routes' sources, in order
+	bySource map[string]Source // the same by name
+	handlers map[string]func(context.Context, *sql.Tx, Message) error
+	marks    map[string]int64 // each source's mark as this poll read it
+	dmu      sync.Mutex       // guards rows and skips
+	rows     map[keyRef][]*UndeliveredRow
+	skips    map[string][]Skip
 
 	member *lease.Member // nil without Options.Leases
 	// pollMu is held by a poll from its lease snapshot to its save: a
@@ -129,8 +123,13 @@ func (p *partState) contiguous() int64 {
 // NewRunner subscribes the consumer to its sources (creating its row and
 // checkpoints as needed) and returns its runner.
 func NewRunner(ctx context.Context, reg *Registry, opts Options) (*Runner, error) {
-	if opts.Handler == nil || len(opts.Sources) == 0 {
-		return nil, &InvalidOptionsError{"Handler/Sources", "a runner needs a handler and at least one source"}
+	if len(opts.Routes) == 0 {
+		return nil, &InvalidOptionsError{"Routes", "a runner needs at least one source with its handler"}
+	}
+	for _, rt := range opts.Routes {
+		if rt.source == nil || rt.apply == nil {
+			return nil, &InvalidOptionsError{"Routes", "a route needs a source and a handler (consumer.On)"}
+		}
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 4
@@ -163,19 +162,19 @@ func NewRunner(ctx context.Context, reg *Registry, opts Options) (*Runner, error
 	if err := checkLeaseOptions(opts); err != nil {
 		return nil, err
 	}
-	sources := map[string]Source{}
-	for _, s := range opts.Sources {
-		sources[s.Name()] = s
-	}
-	refs := make([]SourceRef, len(opts.Sources))
-	for i, s := range opts.Sources {
+	r := &Runner{reg: reg, bySource: map[string]Source{}, handlers: map[string]func(context.Context, *sql.Tx, Message) error{}}
+	refs := make([]SourceRef, len(opts.Routes))
+	for i, rt := range opts.Routes {
+		s := rt.source
+		r.sources = append(r.sources, s)
+		r.bySource[s.Name()], r.handlers[s.Name()] = s, rt.apply
 		refs[i] = SourceRef{Name: s.Name(), Partitions: s.Partitions()}
 	}
 	c, err := reg.Subscribe(ctx, opts.Type, opts.Name, refs...)
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{reg: reg, opts: opts, c: c, sources: sources}
+	r.opts, r.c = opts, c
 	if err := r.joinLeases(ctx); err != nil {
 		return nil, err
 	}
@@ -243,7 +242,7 @@ func (r *Runner) retryWait(failures int) time.Duration {
 // no move of a mark is missed).
 func (r *Runner) wakeups() <-chan struct{} {
 	var chans []<-chan struct{}
-	for _, s := range r.opts.Sources {
+	for _, s := range r.sources {
 		if c := s.Changed(); c != nil {
 			chans = append(chans, c)
 		}

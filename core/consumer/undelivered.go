@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -25,25 +26,53 @@ func KeyHash(key string) int64 {
 	return int64(h.Sum64())
 }
 
-// UndeliveredRow is one CONSUMER_UNDELIVERED_MESSAGES row, without its
-// message copy.
+// UndeliveredRow is one CONSUMER_UNDELIVERED_MESSAGES row without its
+// message copy: what the runner keeps of a held message and what the
+// operator lists.
 type UndeliveredRow struct {
-	ID        string
-	Source    string
-	Partition int
-	Key       string
-	Position  int64
-	Status    DeliveryStatus
+	ID        string         `json:"id"`
+	Source    string         `json:"source"`
+	Partition int            `json:"partition"`
+	Key       string         `json:"key"`
+	Position  int64          `json:"position"`
+	Status    DeliveryStatus `json:"status"`
 	// FailureCount is how often it failed (0 while waiting, after a
 	// resume, and for a follower of a DEAD_LETTER_KEY key).
-	FailureCount int
+	FailureCount int `json:"failure_count"`
 	// NextRetryAt is when a FAILED row is tried again, in UTC; zero for at
-	// once (NULL).
-	NextRetryAt time.Time
+	// once (NULL; null in JSON).
+	NextRetryAt time.Time `json:"next_retry_at"`
 	// FailureReason is the last failure's "<type>: <message>", at most
 	// MaxFailureReason characters; "" for NULL.
-	FailureReason string
-	RecordedAt    time.Time
+	FailureReason string    `json:"failure_reason,omitempty"`
+	RecordedAt    time.Time `json:"recorded_at"`
+}
+
+// IsDeadLetter says the row waits for an operator (DEAD_LETTER or
+// DEAD_LETTER_KEY).
+func (u UndeliveredRow) IsDeadLetter() bool {
+	return u.Status.Retryable()
+}
+
+// MarshalJSON writes a zero NextRetryAt (NULL) as null, the fields in
+// declaration order.
+func (u UndeliveredRow) MarshalJSON() ([]byte, error) {
+	var next *time.Time
+	if !u.NextRetryAt.IsZero() {
+		next = &u.NextRetryAt
+	}
+	return json.Marshal(struct {
+		ID            string         `json:"id"`
+		Source        string         `json:"source"`
+		Partition     int            `json:"partition"`
+		Key           string         `json:"key"`
+		Position      int64          `json:"position"`
+		Status        DeliveryStatus `json:"status"`
+		FailureCount  int            `json:"failure_count"`
+		NextRetryAt   *time.Time     `json:"next_retry_at"`
+		FailureReason string         `json:"failure_reason,omitempty"`
+		RecordedAt    time.Time      `json:"recorded_at"`
+	}{u.ID, u.Source, u.Partition, u.Key, u.Position, u.Status, u.FailureCount, next, u.FailureReason, u.RecordedAt})
 }
 
 // UndeliveredRows returns every undelivered row of consumer id, in source,

@@ -135,7 +135,7 @@ func (r *Runner) dropRow(ctx context.Context, h *UndeliveredRow) error {
 // budget spent, applies the error policy. ok reports the apply succeeded;
 // h is updated in place on failure.
 func (r *Runner) retryRow(ctx context.Context, h *UndeliveredRow) (ok bool, err error) {
-	src := r.sources[h.Source]
+	src := r.bySource[h.Source]
 	if src == nil {
 		return false, fmt.Errorf("undelivered row %s: source %s is not read by this runner", h.ID, h.Source)
 	}
@@ -163,7 +163,7 @@ func (r *Runner) retryRow(ctx context.Context, h *UndeliveredRow) (ok bool, err 
 			}
 		}
 		if has {
-			if herr = r.opts.Handler(ctx, tx, m); herr != nil {
+			if herr = r.handlers[m.Source](ctx, tx, m); herr != nil {
 				return herr
 			}
 		}

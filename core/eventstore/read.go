@@ -84,6 +84,10 @@ func (s *Store) readPage(ctx context.Context, partition int, after int64, limit 
 	return s.log().Page(ctx, partition, after, limit)
 }
 
+// Log describes the event tables as a log (log.Source): what a reader over
+// any log, such as a consumer's source, builds on.
+func (s *Store) Log() log.Source[Recorded] { return s.log() }
+
 // log describes the event tables to the log's page read and Follow: the
 // mark of engine.EventStoreTopic, no start (events are never deleted).
 // Follow streams with one event table (several are merged in position

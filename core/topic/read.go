@@ -63,6 +63,10 @@ func (t *Topic) checkPartition(partition int) error {
 	return nil
 }
 
+// Log describes the topic as a log (log.Source): what a reader over any
+// log, such as a consumer's source, builds on.
+func (t *Topic) Log() log.Source[Record] { return t.log() }
+
 // log describes the topic to the log's page read and Follow: its bounds
 // (mark and start) read in one statement, a read below the start refused.
 // Range checks the start again after the rows: retention moves the start

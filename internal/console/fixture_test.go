@@ -77,19 +77,19 @@ func newFixture(t *testing.T) fixture {
 		}
 	}
 	reg := consumer.NewRegistry(e, nil)
-	src := consumer.EventStoreSource{Store: store}
+	src := consumer.EventStore(store, nil)
 	for _, c := range []struct {
 		ref    consumer.Ref
 		policy consumer.ErrorPolicy
 	}{{deadRef, consumer.PolicyDeadLetter}, {haltRef, consumer.PolicyHalt}} {
-		r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: c.ref.Type, Name: c.ref.Name, Sources: []consumer.Source{src},
+		r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: c.ref.Type, Name: c.ref.Name,
 			Retry: consumer.RetryPolicy{MaxAttempts: 1}, OnError: c.policy, Logger: slog.New(slog.DiscardHandler),
-			Handler: func(_ context.Context, _ *sql.Tx, m consumer.Message) error {
+			Routes: []consumer.Route{consumer.On(src, func(_ context.Context, _ *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
 				if m.Key == "bank.Account/acct/1" {
 					return errors.New(scriptReason)
 				}
 				return nil
-			}})
+			})}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func (f fixture) server(t *testing.T, opts Options) *httptest.Server {
 			if name != engine.EventStoreTopic {
 				return nil, errors.New("unknown source " + name)
 			}
-			return consumer.EventStoreSource{Store: eventstore.New(f.e, nil)}, nil
+			return consumer.EventStore(eventstore.New(f.e, nil), nil), nil
 		}
 	}
 	s, err := New(f.op, opts)

@@ -39,6 +39,13 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05.000Z")
 	},
+	// nulltime is opttime for a time whose zero stands for NULL.
+	"nulltime": func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05.000Z")
+	},
 	"opt": func(v *int64) string {
 		if v == nil {
 			return "-"

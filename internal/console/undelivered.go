@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
-	"github.com/tidemarkdb/tidemark/core/eventstore"
 )
 
 // SourceFunc resolves a source by its name (the event store, the capture
@@ -22,7 +21,7 @@ type SourceFunc func(ctx context.Context, name string) (consumer.Source, error)
 const maxRows = 200
 
 type rowView struct {
-	consumer.UndeliveredView
+	consumer.UndeliveredRow
 	Payload   string
 	Truncated bool
 	// PayloadNote says why no payload is shown.
@@ -83,7 +82,7 @@ func (s *Server) undelivered(r *http.Request) (any, error) {
 			cr.More, rows = len(rows)-maxRows, rows[:maxRows]
 		}
 		for _, u := range rows {
-			v := rowView{UndeliveredView: u}
+			v := rowView{UndeliveredRow: u}
 			v.Payload, v.Truncated, v.PayloadNote = s.payload(ctx, u)
 			cr.HasDead = cr.HasDead || u.IsDeadLetter()
 			cr.Rows = append(cr.Rows, v)
@@ -96,7 +95,7 @@ func (s *Server) undelivered(r *http.Request) (any, error) {
 // payload reads u's message from its source and returns its payload,
 // pretty-printed when it is JSON and cut to PayloadCap bytes (at a rune
 // boundary), or a note saying why there is none.
-func (s *Server) payload(ctx context.Context, u consumer.UndeliveredView) (text string, truncated bool, note string) {
+func (s *Server) payload(ctx context.Context, u consumer.UndeliveredRow) (text string, truncated bool, note string) {
 	if s.opts.Sources == nil {
 		return "", false, "payloads not available"
 	}
@@ -111,15 +110,9 @@ func (s *Server) payload(ctx context.Context, u consumer.UndeliveredView) (text 
 	if len(msgs) == 0 || msgs[0].Position != u.Position {
 		return "", false, "the source no longer holds the message"
 	}
-	var raw []byte
-	if ev, ok := msgs[0].Value.(eventstore.Recorded); ok {
-		raw = ev.Payload
-	} else {
-		c, err := src.Copy(msgs[0])
-		if err != nil {
-			return "", false, err.Error()
-		}
-		raw = []byte(c)
+	raw, err := src.Payload(msgs[0])
+	if err != nil {
+		return "", false, err.Error()
 	}
 	return capText(prettyJSON(raw), s.opts.PayloadCap)
 }

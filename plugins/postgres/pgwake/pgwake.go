@@ -3,7 +3,7 @@
 // pg_notify('tidemark_hwm', topic) after every move (statement hwm.notify),
 // and a Waker LISTENs for it on a dedicated connection. A *Waker is a
 // log.Waker, the one Waker of eventstore.FollowOptions, topic.FollowOptions,
-// consumer.EventStoreSource and consumer.CaptureSource alike (listen for
+// consumer.EventStore and consumer.Capture alike (listen for
 // engine.EventStoreTopic or topic.CaptureTopic).
 //
 // Polling stays the fallback: a lost connection is retried with backoff,

@@ -16,7 +16,7 @@ func (r *Runner) read(ctx context.Context) (batch []Message, more bool, err erro
 			undo.restore()
 		}
 	}()
-	for _, s := range r.opts.Sources {
+	for _, s := range r.sources {
 		mark, err := s.Mark(ctx)
 		if err != nil {
 			return nil, false, err
@@ -24,7 +24,7 @@ func (r *Runner) read(ctx context.Context) (batch []Message, more bool, err erro
 		r.marks[s.Name()] = mark
 		var msgs []Message
 		var full bool
-		if rr, ok := s.(RangeReader); ok && r.readsAsOne(s, mark) {
+		if rr, ok := rangeReader(s); ok && r.readsAsOne(s, mark) {
 			msgs, full, err = r.readRange(ctx, s, rr, mark, &undo)
 		} else {
 			msgs, full, err = r.readPartitions(ctx, s, mark, &undo)
@@ -35,6 +35,15 @@ func (r *Runner) read(ctx context.Context) (batch []Message, more bool, err erro
 		batch, more = append(batch, msgs...), more || full
 	}
 	return batch, more, nil
+}
+
+// rangeReader is s as a RangeReader, unless it says it reads per partition.
+func rangeReader(s Source) (RangeReader, bool) {
+	rr, ok := s.(RangeReader)
+	if o, says := s.(interface{ RangeReads() bool }); ok && says && !o.RangeReads() {
+		return nil, false
+	}
+	return rr, ok
 }
 
 // readPartitions reads a page of every partition of s this runner holds,
@@ -183,4 +192,14 @@ func (r *Runner) readRange(ctx context.Context, s Source, rr RangeReader, mark i
 		st.read = through
 	}
 	return batch, more, nil
+}
+
+// readMarked reads a page of s and the mark it was read below: the
+// source's own (MarkedReader), else the poll's mark.
+func readMarked(ctx context.Context, s Source, partition int, after, upto int64, limit int) ([]Message, int64, error) {
+	if mr, ok := s.(MarkedReader); ok {
+		return mr.ReadMarked(ctx, partition, after, upto, limit)
+	}
+	msgs, err := s.Read(ctx, partition, after, upto, limit)
+	return msgs, upto, err
 }

@@ -1,0 +1,63 @@
+package consumer
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Msg is a message of a source whose records are T, as its handler gets
+// it (Message with its record typed).
+type Msg[T any] struct {
+	Source    string
+	Partition int
+	Position  int64
+	// Key orders messages: messages of one key are applied one at a time in
+	// position order; different keys of a partition are applied
+	// concurrently. For the event store it is "aggregate type/aggregate id".
+	Key string
+	// Value is the source's record.
+	Value T
+	// Generation is the partition lease's generation the message is
+	// applied under (Message.Generation); 0 without leases.
+	Generation int64
+}
+
+// Handler applies one message of a source whose records are T. tx is the
+// apply's own transaction when the runner is Transactional (the checkpoint
+// advances in it, so the apply and its checkpoint commit together) and nil
+// otherwise. A transient database error returned by the handler retries
+// the apply without spending the message's budget; any other error
+// records the message FAILED in CONSUMER_UNDELIVERED_MESSAGES, retried
+// under Options.Retry, and once its budget is spent Options.OnError
+// decides (see docs/consumers.md).
+type Handler[T any] func(ctx context.Context, tx *sql.Tx, m Msg[T]) error
+
+// SourceOf is a Source whose messages hold records of type T (LogSource):
+// On ties a handler to it, so a handler for another type does not compile.
+type SourceOf[T any] interface {
+	Source
+	// Record is m's record.
+	Record(m Message) (T, error)
+}
+
+// Route is a source a runner reads with the handler of its messages
+// (On); Options.Routes lists them.
+type Route struct {
+	source Source
+	apply  func(ctx context.Context, tx *sql.Tx, m Message) error
+}
+
+// On routes the messages of src to h.
+func On[T any](src SourceOf[T], h Handler[T]) Route {
+	return Route{source: src, apply: func(ctx context.Context, tx *sql.Tx, m Message) error {
+		v, err := src.Record(m)
+		if err != nil {
+			return err
+		}
+		return h(ctx, tx, Msg[T]{Source: m.Source, Partition: m.Partition, Position: m.Position, Key: m.Key,
+			Value: v, Generation: m.Generation})
+	}}
+}
+
+// Source is the route's source.
+func (r Route) Source() Source { return r.source }
