@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // KeyHash is CONSUMER_UNDELIVERED_MESSAGES.key_hash of a key: FNV-1a 64
@@ -78,26 +78,22 @@ func (u UndeliveredRow) MarshalJSON() ([]byte, error) {
 // UndeliveredRows returns every undelivered row of consumer id, in source,
 // partition and position order.
 func (r *Registry) UndeliveredRows(ctx context.Context, id string) ([]UndeliveredRow, error) {
-	rows, err := r.e.Query(ctx, r.e.DB, dialect.UndeliveredRead, nil, map[string]any{"consumer_id": id})
+	rows, err := stmt.QueryUndeliveredRead(ctx, r.e, r.e.DB, stmt.UndeliveredReadParams{ConsumerID: id})
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []UndeliveredRow
 	for rows.Next() {
-		var (
-			u              UndeliveredRow
-			status         string
-			next, recorded anyTime
-			reason         sql.NullString
-		)
-		if err := rows.Scan(&u.ID, &u.Source, &u.Partition, &u.Key, &u.Position, &status, &u.FailureCount, &next, &reason, &recorded); err != nil {
-			return nil, r.e.Errors.Wrap(err)
+		row, err := rows.Row()
+		if err != nil {
+			return nil, err
 		}
-		u.Status, u.NextRetryAt, u.FailureReason, u.RecordedAt = DeliveryStatus(status), time.Time(next), reason.String, time.Time(recorded)
-		out = append(out, u)
+		out = append(out, UndeliveredRow{ID: row.ID, Source: row.SourceName, Partition: row.PartitionNo, Key: row.ResolvedKey,
+			Position: row.MessagePosition, Status: DeliveryStatus(row.Status), FailureCount: row.FailureCount,
+			NextRetryAt: time.Time(row.NextRetryAt), FailureReason: row.FailureReason.String, RecordedAt: time.Time(row.RecordedAt)})
 	}
-	if err := r.e.Errors.Wrap(rows.Err()); err != nil {
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -135,33 +131,30 @@ func failureReason(err error) string {
 	return string([]rune(s)[:MaxFailureReason])
 }
 
-func nullTime(t time.Time) any {
+func nullTime(t time.Time) *time.Time {
 	if t.IsZero() {
 		return nil
 	}
 	// Microseconds: what every engine's TIMESTAMP keeps (DATETIME(6)).
-	return t.UTC().Truncate(time.Microsecond)
+	t = t.UTC().Truncate(time.Microsecond)
+	return &t
 }
 
-func nullString(s string) any {
+func nullString(s string) *string {
 	if s == "" {
 		return nil
 	}
-	return s
+	return &s
 }
 
 // insertUndelivered records u (its ID is generated) with its copy on q.
 func (r *Registry) insertUndelivered(ctx context.Context, q engine.Querier, consumerID string, u *UndeliveredRow, cp *string) error {
 	u.ID = uuid.NewString()
-	var c any
-	if cp != nil {
-		c = *cp
-	}
-	_, err := r.e.Exec(ctx, q, dialect.UndeliveredInsert, nil, map[string]any{
-		"id": u.ID, "consumer_id": consumerID, "source_name": u.Source, "resolved_key": u.Key, "key_hash": KeyHash(u.Key),
-		"message_position": u.Position, "partition_no": u.Partition, "status": string(u.Status), "failure_count": u.FailureCount,
-		"next_retry_at": nullTime(u.NextRetryAt), "failure_reason": nullString(u.FailureReason), "recorded_at": nullTime(u.RecordedAt),
-		"unresolved": false, "message_copy": c})
+	_, err := stmt.ExecUndeliveredInsert(ctx, r.e, q, stmt.UndeliveredInsertParams{
+		ID: u.ID, ConsumerID: consumerID, SourceName: u.Source, ResolvedKey: u.Key, KeyHash: KeyHash(u.Key),
+		MessagePosition: u.Position, PartitionNo: u.Partition, Status: string(u.Status), FailureCount: u.FailureCount,
+		NextRetryAt: nullTime(u.NextRetryAt), FailureReason: nullString(u.FailureReason), RecordedAt: nullTime(u.RecordedAt),
+		MessageCopy: cp})
 	if err != nil {
 		return fmt.Errorf("recording %s/%d position %d key %q as %s: %w", u.Source, u.Partition, u.Position, u.Key, u.Status, err)
 	}
@@ -171,9 +164,9 @@ func (r *Registry) insertUndelivered(ctx context.Context, q engine.Querier, cons
 // updateUndelivered writes u's status, count, next retry and reason while
 // the row is still (from, fromCount); false: an operator changed it.
 func (r *Registry) updateUndelivered(ctx context.Context, q engine.Querier, u UndeliveredRow, from DeliveryStatus, fromCount int) (bool, error) {
-	res, err := r.e.Exec(ctx, q, dialect.UndeliveredUpdate, nil, map[string]any{
-		"id": u.ID, "status": string(u.Status), "failure_count": u.FailureCount, "next_retry_at": nullTime(u.NextRetryAt),
-		"failure_reason": nullString(u.FailureReason), "from_status": string(from), "from_count": fromCount})
+	res, err := stmt.ExecUndeliveredUpdate(ctx, r.e, q, stmt.UndeliveredUpdateParams{
+		ID: u.ID, Status: string(u.Status), FailureCount: u.FailureCount, NextRetryAt: nullTime(u.NextRetryAt),
+		FailureReason: nullString(u.FailureReason), FromStatus: string(from), FromCount: fromCount})
 	if err != nil {
 		return false, err
 	}
@@ -183,7 +176,7 @@ func (r *Registry) updateUndelivered(ctx context.Context, q engine.Querier, u Un
 
 // deleteUndelivered deletes row id while its status is from.
 func (r *Registry) deleteUndelivered(ctx context.Context, q engine.Querier, id string, from DeliveryStatus) (bool, error) {
-	res, err := r.e.Exec(ctx, q, dialect.UndeliveredDelete, nil, map[string]any{"id": id, "from_status": string(from)})
+	res, err := stmt.ExecUndeliveredDelete(ctx, r.e, q, stmt.UndeliveredDeleteParams{ID: id, FromStatus: string(from)})
 	if err != nil {
 		return false, err
 	}
@@ -193,21 +186,20 @@ func (r *Registry) deleteUndelivered(ctx context.Context, q engine.Querier, id s
 
 // holdKeyDead turns the key's WAITING rows into DEAD_LETTER_KEY followers.
 func (r *Registry) holdKeyDead(ctx context.Context, q engine.Querier, consumerID string, u UndeliveredRow) error {
-	_, err := r.e.Exec(ctx, q, dialect.UndeliveredHoldKey, nil, map[string]any{
-		"consumer_id": consumerID, "source_name": u.Source, "partition_no": u.Partition, "key_hash": KeyHash(u.Key),
-		"resolved_key": u.Key, "status": string(StatusDeadLetterKey), "from_status": string(StatusWaiting)})
+	_, err := stmt.ExecUndeliveredHoldKey(ctx, r.e, q, stmt.UndeliveredHoldKeyParams{
+		ConsumerID: consumerID, SourceName: u.Source, PartitionNo: u.Partition, KeyHash: KeyHash(u.Key),
+		ResolvedKey: u.Key, Status: string(StatusDeadLetterKey), FromStatus: string(StatusWaiting)})
 	return err
 }
 
 // messageCopy reads row id's copy; ok false when it is NULL (the topic no
 // longer held the message: its retry applies nothing).
 func (r *Registry) messageCopy(ctx context.Context, id string) (string, bool, error) {
-	var c sql.NullString
-	err := r.e.QueryRow(ctx, r.e.DB, dialect.UndeliveredCopy, nil, map[string]any{"id": id}).Scan(&c)
+	row, err := stmt.QueryRowUndeliveredCopy(ctx, r.e, r.e.DB, stmt.UndeliveredCopyParams{ID: id})
 	if err != nil {
 		return "", false, fmt.Errorf("reading the message copy of undelivered row %s: %w", id, err)
 	}
-	return c.String, c.Valid, nil
+	return row.MessageCopy.String, row.MessageCopy.Valid, nil
 }
 
 // haltIn halts consumer id for reason on q (a transaction), from running

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sort"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
 // keyRef is a key within a source's partition: what an undelivered row
@@ -75,8 +75,8 @@ func (r *Runner) cleanSkips(ctx context.Context, s Source, sk []Skip, rows []Und
 		return nil
 	}
 	return r.reg.retryTransient(ctx, func() error {
-		_, err := r.reg.e.Exec(ctx, r.reg.e.DB, dialect.SkippedDeletePassed, nil, map[string]any{
-			"consumer_id": r.c.ID, "source_name": s.Name(), "through": through})
+		_, err := stmt.ExecSkippedDeletePassed(ctx, r.reg.e, r.reg.e.DB, stmt.SkippedDeletePassedParams{
+			ConsumerID: r.c.ID, SourceName: s.Name(), Through: through})
 		return err
 	})
 }

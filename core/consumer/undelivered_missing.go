@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/stmt"
 	"github.com/tidemarkdb/tidemark/core/topic"
 )
 
@@ -35,8 +35,8 @@ func (r *Runner) missingHistory(ctx context.Context, err error) error {
 	}
 	halted := false
 	werr := r.reg.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := r.reg.e.Exec(ctx, tx, dialect.CheckpointMarkIncomplete, nil, map[string]any{
-			"consumer_id": r.c.ID, "source_name": re.source.Name(), "through": mh.TopicStart}); err != nil {
+		if _, err := stmt.ExecCheckpointMarkIncomplete(ctx, r.reg.e, tx, stmt.CheckpointMarkIncompleteParams{
+			ConsumerID: r.c.ID, SourceName: re.source.Name(), Through: mh.TopicStart}); err != nil {
 			return err
 		}
 		ok, err := r.reg.haltIn(ctx, tx, r.c.ID, MissingHistory)
@@ -55,23 +55,20 @@ func (r *Runner) missingHistory(ctx context.Context, err error) error {
 // incompleteMarks reads every checkpoint's incomplete-history mark (0 for
 // NULL).
 func (r *Registry) incompleteMarks(ctx context.Context, id string) (map[partKey]int64, error) {
-	rows, err := r.e.Query(ctx, r.e.DB, dialect.CheckpointReadIncomplete, nil, map[string]any{"consumer_id": id})
+	rows, err := stmt.QueryCheckpointReadIncomplete(ctx, r.e, r.e.DB, stmt.CheckpointReadIncompleteParams{ConsumerID: id})
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := map[partKey]int64{}
 	for rows.Next() {
-		var (
-			k    partKey
-			mark sql.NullInt64
-		)
-		if err := rows.Scan(&k.source, &k.partition, &mark); err != nil {
-			return nil, r.e.Errors.Wrap(err)
+		row, err := rows.Row()
+		if err != nil {
+			return nil, err
 		}
-		out[k] = mark.Int64
+		out[partKey{source: row.SourceName, partition: row.PartitionNo}] = row.IncompleteThrough.Int64
 	}
-	return out, r.e.Errors.Wrap(rows.Err())
+	return out, rows.Err()
 }
 
 // IncompleteThrough returns the incomplete-history mark of every

@@ -19,6 +19,7 @@ var hotPath = []string{
 	"github.com/tidemarkdb/tidemark/core/schema",
 	"github.com/tidemarkdb/tidemark/core/log",
 	"github.com/tidemarkdb/tidemark/core/log/position",
+	"github.com/tidemarkdb/tidemark/core/stmt",
 }
 
 // transportPrefixes are import-path prefixes of the plugin transport.

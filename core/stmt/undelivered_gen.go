@@ -22,7 +22,7 @@ type UndeliveredInsertParams struct {
 	// ResolvedKey is #{resolved_key}.
 	ResolvedKey string
 	// KeyHash is #{key_hash}.
-	KeyHash string
+	KeyHash int64
 	// MessagePosition is #{message_position}.
 	MessagePosition int64
 	// PartitionNo is #{partition_no}.
@@ -206,7 +206,7 @@ type UndeliveredHoldKeyParams struct {
 	// PartitionNo is #{partition_no}.
 	PartitionNo int
 	// KeyHash is #{key_hash}.
-	KeyHash string
+	KeyHash int64
 	// ResolvedKey is #{resolved_key}.
 	ResolvedKey string
 	// Status is #{status}.

@@ -47,7 +47,7 @@ var types = map[string]goType{
 	"incomplete_through": {col: "sql.NullInt64"},
 	"instance_id":        {bind: "string", col: "string"},
 	"is_live":            {col: "int"},
-	"key_hash":           {bind: "string"},
+	"key_hash":           {bind: "int64"},
 	"last_heartbeat":     {col: "engine.UTCTime"},
 	"lease_millis":       {bind: "int64"},
 	"lease_owner":        {col: "sql.NullString"},
