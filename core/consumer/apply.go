@@ -16,7 +16,7 @@ import (
 // same worker, so its messages are delivered one at a time in position
 // order while other keys run concurrently. Once the runner halted the
 // consumer, what had not begun is left for after the resume.
-func (r *Runner) apply(ctx context.Context, batch []Message) int {
+func (r *Runner) apply(ctx context.Context, ps *pollState, batch []Message) int {
 	if len(batch) == 0 {
 		return 0
 	}
@@ -30,11 +30,11 @@ func (r *Runner) apply(ctx context.Context, batch []Message) int {
 		go func(q chan Message) {
 			defer wg.Done()
 			for m := range q {
-				if r.isStale() || r.isHalted() {
+				if r.isStale() || ps.isHalted() {
 					r.abort(m)
 					continue
 				}
-				if r.deliver(ctx, m) {
+				if r.deliver(ctx, ps, m) {
 					mu.Lock()
 					applied++
 					mu.Unlock()
@@ -151,12 +151,8 @@ func (r *Runner) target(m Message) int64 {
 
 // fail records a database error that ends the poll (recording a failure
 // failed): m stays uncovered by the checkpoint, so it is read again.
-func (r *Runner) fail(m Message, err error) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.failure == nil {
-		r.failure = fmt.Errorf("%s/%d position %d key %q: %w", m.Source, m.Partition, m.Position, m.Key, err)
-	}
+func (r *Runner) fail(ps *pollState, m Message, err error) error {
+	ps.fail(fmt.Errorf("%s/%d position %d key %q: %w", m.Source, m.Partition, m.Position, m.Key, err))
 	return err
 }
 
@@ -173,7 +169,7 @@ func (r *Runner) markStale() error {
 // (another poll applied it with its checkpoint: completed), ErrStale or
 // errAborted (m aborted in this poll), or work's error with m still
 // pending.
-func (r *Runner) applyOne(ctx context.Context, m Message, work func(tx *sql.Tx) error) error {
+func (r *Runner) applyOne(ctx context.Context, ps *pollState, m Message, work func(tx *sql.Tx) error) error {
 	err := r.retryTransient(ctx, m.Source, func() error {
 		if !r.opts.Transactional {
 			if err := r.startApply(m); err != nil {
@@ -208,7 +204,7 @@ func (r *Runner) applyOne(ctx context.Context, m Message, work func(tx *sql.Tx) 
 	case isLeaseLost(err):
 		// Like a stale apply: rolled back, no budget spent, not retried
 		// here; what follows in the partition rolls back behind it.
-		r.leaseLost(m.Partition, err)
+		r.leaseLost(ps, m.Partition, err)
 		r.abort(m)
 		return err
 	}
@@ -298,7 +294,7 @@ func (r *Runner) applyInTxOnce(ctx context.Context, m Message, work func(tx *sql
 // deliver handles one new message: passed over when skipped, recorded
 // behind its key when held, applied otherwise, and recorded as undelivered
 // when the apply fails. It reports whether the handler applied it.
-func (r *Runner) deliver(ctx context.Context, m Message) bool {
+func (r *Runner) deliver(ctx context.Context, ps *pollState, m Message) bool {
 	if r.skipped(m.Source, m.Partition, m.Position, m.Key) {
 		r.done(m, 0)
 		return false
@@ -309,11 +305,11 @@ func (r *Runner) deliver(ctx context.Context, m Message) bool {
 		r.done(m, 0)
 		return false
 	case status != "":
-		r.record(ctx, m, UndeliveredRow{Status: status}, outcome{status: status})
+		r.record(ctx, ps, m, UndeliveredRow{Status: status}, outcome{status: status})
 		return false
 	}
 	start := time.Now()
-	err := r.applyOne(ctx, m, func(tx *sql.Tx) error { return r.handlers[m.Source](ctx, tx, m) })
+	err := r.applyOne(ctx, ps, m, func(tx *sql.Tx) error { return r.handlers[m.Source](ctx, tx, m) })
 	switch {
 	case err == nil:
 		r.opts.Metrics.Applied(r.c, m.Source, time.Since(start))
@@ -322,7 +318,7 @@ func (r *Runner) deliver(ctx context.Context, m Message) bool {
 		return false
 	}
 	u, o := r.failed(m.Source, 0, err)
-	r.record(ctx, m, u, o)
+	r.record(ctx, ps, m, u, o)
 	return false
 }
 

@@ -100,7 +100,7 @@ func (r *Runner) writeOutcome(ctx context.Context, q engine.Querier, u *Undelive
 
 // settle updates the runner's view after row u's outcome o committed (h:
 // the retried head, nil for a new message) and reports it.
-func (r *Runner) settle(u UndeliveredRow, o outcome, h *UndeliveredRow, halted bool) {
+func (r *Runner) settle(ps *pollState, u UndeliveredRow, o outcome, h *UndeliveredRow, halted bool) {
 	if h == nil {
 		r.remember(u)
 	} else {
@@ -115,19 +115,19 @@ func (r *Runner) settle(u UndeliveredRow, o outcome, h *UndeliveredRow, halted b
 		}
 		r.dmu.Unlock()
 	}
-	r.noteRecorded(u, o, halted)
+	r.noteRecorded(ps, u, o, halted)
 }
 
 // record writes m's row (status and failure from u) with its copy and
 // outcome o (writeOutcome); in a Transactional runner in a transaction
 // that also advances the checkpoint over m, in position order. A failure
 // to record is a database error that ends the poll.
-func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow, o outcome) {
+func (r *Runner) record(ctx context.Context, ps *pollState, m Message, u UndeliveredRow, o outcome) {
 	u.Source, u.Partition, u.Key, u.Position, u.RecordedAt = m.Source, m.Partition, m.Key, m.Position, r.opts.Now().UTC()
 	var cp *string
 	if c, err := r.bySource[m.Source].Copy(m); err != nil {
 		r.abort(m)
-		_ = r.fail(m, err)
+		_ = r.fail(ps, m, err)
 		return
 	} else {
 		cp = &c
@@ -139,7 +139,7 @@ func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow, o outc
 	}
 	var err error
 	if r.opts.Transactional {
-		err = r.applyOne(ctx, m, write)
+		err = r.applyOne(ctx, ps, m, write)
 	} else if err = r.reg.inTx(ctx, func(tx *sql.Tx) error {
 		if err := r.checkLease(ctx, tx, m.Partition, m.Generation); err != nil {
 			return err
@@ -151,7 +151,7 @@ func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow, o outc
 	switch {
 	case err == nil:
 	case isLeaseLost(err) && !r.opts.Transactional:
-		r.leaseLost(m.Partition, err)
+		r.leaseLost(ps, m.Partition, err)
 		return
 	case errors.Is(err, errDuplicate), errors.Is(err, ErrStale), errors.Is(err, errAborted), isLeaseLost(err):
 		return
@@ -162,14 +162,14 @@ func (r *Runner) record(ctx context.Context, m Message, u UndeliveredRow, o outc
 		return
 	default:
 		r.abort(m)
-		_ = r.fail(m, err)
+		_ = r.fail(ps, m, err)
 		return
 	}
-	r.settle(u, o, nil, halted)
+	r.settle(ps, u, o, nil, halted)
 }
 
 // noteRecorded logs and reports a row's new status (its outcome o).
-func (r *Runner) noteRecorded(u UndeliveredRow, o outcome, halted bool) {
+func (r *Runner) noteRecorded(ps *pollState, u UndeliveredRow, o outcome, halted bool) {
 	args := []any{"consumer_type", r.c.Type, "consumer", r.c.Name, "source", u.Source, "partition", u.Partition,
 		"position", u.Position, "key", u.Key, "status", u.Status, "failure_count", u.FailureCount}
 	switch u.Status {
@@ -186,7 +186,7 @@ func (r *Runner) noteRecorded(u UndeliveredRow, o outcome, halted bool) {
 		}
 	}
 	if halted {
-		r.setHalted(ApplyError, "source", u.Source, "partition", u.Partition, "position", u.Position, "key", u.Key)
+		r.setHalted(ps, ApplyError, "source", u.Source, "partition", u.Partition, "position", u.Position, "key", u.Key)
 	}
 }
 

@@ -75,42 +75,6 @@ func (r *Runner) leave(ctx context.Context) {
 	}
 }
 
-// refreshLeases takes, before a poll, the partitions this instance holds.
-// One that entered (or came back under a new generation) may have been
-// advanced by another instance: the checkpoints are read again. One that
-// left has nothing in flight between polls; it is neither read nor saved
-// until it comes back.
-func (r *Runner) refreshLeases() {
-	if r.member == nil {
-		return
-	}
-	now := r.member.Owned()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for p, g := range now {
-		if old, ok := r.owned[p]; !ok || old != g {
-			r.loaded = false
-		}
-	}
-	r.owned = now
-}
-
-// leased reports whether this poll runs partition p (always without
-// leases) and the generation it holds it by.
-func (r *Runner) leased(p int) (int64, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.leasedLocked(p)
-}
-
-func (r *Runner) leasedLocked(p int) (int64, bool) {
-	if r.member == nil {
-		return 0, true
-	}
-	g, ok := r.owned[p]
-	return g, ok
-}
-
 // checkLease is the lease check of a write of partition p under gen: in a
 // transaction the fence (the ownership row checked under gen and locked
 // until tx ends), without one the instance's own view of its leases (an
@@ -138,17 +102,15 @@ func (r *Runner) checkLease(ctx context.Context, tx *sql.Tx, p int, gen int64) e
 // is neither applied further nor saved in this poll (the next poll reads
 // the leases and checkpoints again). Not an apply error: no budget is
 // spent, nothing halts, the new owner applies what was rolled back.
-func (r *Runner) leaseLost(p int, err error) {
-	r.mu.Lock()
-	delete(r.owned, p)
-	r.mu.Unlock()
+func (r *Runner) leaseLost(ps *pollState, p int, err error) {
+	ps.dropLease(p)
 	r.opts.Logger.Info(msgLeaseLost, "consumer_type", r.c.Type, "consumer", r.c.Name, "partition", p, "err", err)
 }
 
 // saveFenced is save's write of one checkpoint: under the partition's
 // fence with leases (so a former owner never saves a position after a
 // takeover), else on its own. A lost lease moves nothing.
-func (r *Runner) saveFenced(ctx context.Context, k partKey, pos, epoch, gen int64) (bool, error) {
+func (r *Runner) saveFenced(ctx context.Context, ps *pollState, k partKey, pos, epoch, gen int64) (bool, error) {
 	if r.member == nil {
 		return r.reg.Advance(ctx, nil, r.c.ID, k.source, k.partition, pos, epoch)
 	}
@@ -162,7 +124,7 @@ func (r *Runner) saveFenced(ctx context.Context, k partKey, pos, epoch, gen int6
 		return err
 	})
 	if isLeaseLost(err) {
-		r.leaseLost(k.partition, err)
+		r.leaseLost(ps, k.partition, err)
 		return false, nil
 	}
 	return moved, err

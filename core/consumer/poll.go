@@ -4,12 +4,121 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
 )
 
 func transient(err error) bool { return sqlerr.IsTransient(err) }
+
+// pollState is what lives for one poll only, created at its start and
+// passed down read → apply → save and the recording of failures; the
+// poll's workers write to it concurrently, under mu. What lives across
+// polls (partitions, epoch, the undelivered rows and skips) stays on the
+// Runner.
+type pollState struct {
+	mu sync.Mutex
+	// leases: the runner holds partition leases, and owned are the ones
+	// this poll runs under, by partition; without them it runs every
+	// partition.
+	leases  bool
+	owned   map[int]int64
+	marks   map[string]int64 // each source's mark as this poll read it
+	failure error            // a database error recording a failure: ends the poll
+	halted  bool             // the runner halted the consumer in this poll
+}
+
+// newPoll begins a poll's state with a snapshot of the leases this
+// instance holds. A partition that entered (or came back under a new
+// generation) since the last poll may have been advanced by another
+// instance: the checkpoints are read again. One that left has nothing in
+// flight between polls; it is neither read nor saved until it comes back.
+func (r *Runner) newPoll() *pollState {
+	ps := &pollState{leases: r.member != nil, marks: map[string]int64{}}
+	prev := r.last
+	r.last = ps
+	if r.member == nil {
+		return ps
+	}
+	ps.owned = r.member.Owned()
+	var before map[int]int64
+	if prev != nil {
+		prev.mu.Lock()
+		before = prev.owned
+		prev.mu.Unlock()
+	}
+	for p, g := range ps.owned {
+		if old, ok := before[p]; !ok || old != g {
+			r.mu.Lock()
+			r.loaded = false
+			r.mu.Unlock()
+		}
+	}
+	return ps
+}
+
+// leased reports whether this poll runs partition p (always without
+// leases) and the generation it holds it by.
+func (ps *pollState) leased(p int) (int64, bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if !ps.leases {
+		return 0, true
+	}
+	g, ok := ps.owned[p]
+	return g, ok
+}
+
+// dropLease leaves partition p out of the rest of the poll (its lease
+// went).
+func (ps *pollState) dropLease(p int) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	delete(ps.owned, p)
+}
+
+// fail keeps the poll's first database error recording a failure.
+func (ps *pollState) fail(err error) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.failure == nil {
+		ps.failure = err
+	}
+}
+
+// err is the error that ends the poll (nil: none).
+func (ps *pollState) err() error {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.failure
+}
+
+func (ps *pollState) halt() {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.halted = true
+}
+
+func (ps *pollState) isHalted() bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.halted
+}
+
+func (ps *pollState) setMark(source string, mark int64) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	ps.marks[source] = mark
+}
+
+// mark is source's mark as this poll read it (false: not read).
+func (ps *pollState) mark(source string) (int64, bool) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	m, ok := ps.marks[source]
+	return m, ok
+}
 
 // poll is one cycle: read the row (state, epoch), reload checkpoints when
 // the epoch moved or the consumer just came back, read the undelivered
@@ -30,28 +139,27 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 		return 0, false, nil
 	}
 	r.c = c
-	r.refreshLeases()
+	ps := r.newPoll()
 	if !r.loaded || r.stale || c.Epoch != r.epoch {
 		if err := r.load(ctx, c.Epoch); err != nil {
 			return 0, false, err
 		}
 	}
-	r.halted, r.failure, r.marks = false, nil, map[string]int64{}
 	if err := r.loadDelivery(ctx); err != nil {
 		return 0, false, err
 	}
 	// Applies in flight finish even when ctx ends (graceful stop); their
 	// checkpoints are saved below on the same detached context.
 	work := context.WithoutCancel(ctx)
-	n := r.retryHeads(work)
+	n := r.retryHeads(work, ps)
 	var batch []Message
 	more := false
-	if !r.halted && r.failure == nil && ctx.Err() == nil {
-		if batch, more, err = r.read(ctx); err != nil {
+	if !ps.isHalted() && ps.err() == nil && ctx.Err() == nil {
+		if batch, more, err = r.read(ctx, ps); err != nil {
 			// read put back the partitions it had read: the runner's
 			// state stays what the last complete poll left (a stop's
 			// flush still saves it).
-			if herr := r.missingHistory(work, err); herr != errNotMissing {
+			if herr := r.missingHistory(work, ps, err); herr != errNotMissing {
 				// A halt (or its failure): reload when running again,
 				// from the checkpoints and the incomplete-history marks.
 				r.loaded = false
@@ -60,14 +168,14 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 			return n, false, err
 		}
 	}
-	n += r.apply(work, batch)
-	if err := r.save(work, false); err != nil {
+	n += r.apply(work, ps, batch)
+	if err := r.save(work, ps, false); err != nil {
 		return n, more, err
 	}
-	r.reportLag()
-	if r.failure != nil || r.halted {
+	r.reportLag(ps)
+	if ferr := ps.err(); ferr != nil || ps.isHalted() {
 		r.loaded = false
-		return n, false, r.failure
+		return n, false, ferr
 	}
 	return n, more && !r.stale, nil
 }

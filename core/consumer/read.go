@@ -6,7 +6,7 @@ import "context"
 // read once per source for this poll: in one statement for all partitions
 // when the source can (RangeReader) and it pays (readsAsOne), else one read
 // per partition.
-func (r *Runner) read(ctx context.Context) (batch []Message, more bool, err error) {
+func (r *Runner) read(ctx context.Context, ps *pollState) (batch []Message, more bool, err error) {
 	// A failed read drops its batch: the partitions it read go back to
 	// where they were, so nothing read and not applied counts as read, and
 	// the rest of the state stays loaded (a stop's flush still saves it).
@@ -21,13 +21,13 @@ func (r *Runner) read(ctx context.Context) (batch []Message, more bool, err erro
 		if err != nil {
 			return nil, false, err
 		}
-		r.marks[s.Name()] = mark
+		ps.setMark(s.Name(), mark)
 		var msgs []Message
 		var full bool
-		if rr, ok := rangeReader(s); ok && r.readsAsOne(s, mark) {
-			msgs, full, err = r.readRange(ctx, s, rr, mark, &undo)
+		if rr, ok := rangeReader(s); ok && r.readsAsOne(ps, s, mark) {
+			msgs, full, err = r.readRange(ctx, ps, s, rr, mark, &undo)
 		} else {
-			msgs, full, err = r.readPartitions(ctx, s, mark, &undo)
+			msgs, full, err = r.readPartitions(ctx, ps, s, mark, &undo)
 		}
 		if err != nil {
 			return nil, false, &readError{source: s, err: err}
@@ -48,12 +48,12 @@ func rangeReader(s Source) (RangeReader, bool) {
 
 // readPartitions reads a page of every partition of s this runner holds,
 // one read each.
-func (r *Runner) readPartitions(ctx context.Context, s Source, mark int64, undo *readUndo) ([]Message, bool, error) {
+func (r *Runner) readPartitions(ctx context.Context, ps *pollState, s Source, mark int64, undo *readUndo) ([]Message, bool, error) {
 	var batch []Message
 	more := false
 	for p := range s.Partitions() {
 		st := r.parts[partKey{s.Name(), p}]
-		gen, mine := r.leased(p)
+		gen, mine := ps.leased(p)
 		if st.read >= mark || !mine {
 			continue
 		}
@@ -115,10 +115,10 @@ func (p *partState) begin(msgs []Message) {
 // partitions with something to read are within one page of each other
 // (what the range read fetches again below a partition's read position, to
 // drop it, is then less than one page).
-func (r *Runner) readsAsOne(s Source, mark int64) bool {
+func (r *Runner) readsAsOne(ps *pollState, s Source, mark int64) bool {
 	lo, hi := int64(-1), int64(-1)
 	for p := range s.Partitions() {
-		if _, mine := r.leased(p); !mine {
+		if _, mine := ps.leased(p); !mine {
 			return false
 		}
 		st := r.parts[partKey{s.Name(), p}]
@@ -146,7 +146,7 @@ func (r *Runner) rangeLimit(s Source) int { return r.opts.PageSize * s.Partition
 // cutting the page at a partition's PageSize-th message would drop and read
 // again what a busy partition's burst brought. A Transactional runner cuts
 // there all the same.
-func (r *Runner) readRange(ctx context.Context, s Source, rr RangeReader, mark int64, undo *readUndo) ([]Message, bool, error) {
+func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr RangeReader, mark int64, undo *readUndo) ([]Message, bool, error) {
 	after := int64(-1)
 	for p := range s.Partitions() {
 		if st := r.parts[partKey{s.Name(), p}]; st.read < mark && (after < 0 || st.read < after) {
@@ -171,7 +171,7 @@ func (r *Runner) readRange(ctx context.Context, s Source, rr RangeReader, mark i
 		if m.Position <= st.read {
 			continue // this partition read it in an earlier poll
 		}
-		m.Generation, _ = r.leased(m.Partition)
+		m.Generation, _ = ps.leased(m.Partition)
 		byPart[m.Partition] = append(byPart[m.Partition], m)
 		if r.opts.Transactional && len(byPart[m.Partition]) == r.opts.PageSize {
 			// Transactional applies of a partition commit one after the

@@ -68,19 +68,16 @@ type Runner struct {
 	opts Options
 	c    Consumer
 
-	mu      sync.Mutex
-	parts   map[partKey]*partState
-	epoch   int64
-	loaded  bool
-	stale   bool  // a checkpoint write was fenced off: reload next poll
-	failure error // a database error recording a failure: ends the poll
-	halted  bool  // the runner halted the consumer in this poll
+	mu     sync.Mutex
+	parts  map[partKey]*partState
+	epoch  int64
+	loaded bool
+	stale  bool // a checkpoint write was fenced off: reload next poll
 
 	sources  []Source          // the routes' sources, in order
 	bySource map[string]Source // the same by name
 	handlers map[string]func(context.Context, *sql.Tx, Message) error
-	marks    map[string]int64 // each source's mark as this poll read it
-	dmu      sync.Mutex       // guards rows and skips
+	dmu      sync.Mutex // guards rows and skips
 	rows     map[keyRef][]*UndeliveredRow
 	skips    map[string][]Skip
 
@@ -88,7 +85,9 @@ type Runner struct {
 	// pollMu is held by a poll from its lease snapshot to its save: a
 	// cooperative handover waits on it for the applies in flight.
 	pollMu sync.Mutex
-	owned  map[int]int64 // the leases this poll runs under, by partition
+	// last is the latest poll's state (guarded by pollMu): the next poll
+	// compares its leases with it, a stop's flush saves under them.
+	last *pollState
 }
 
 type partKey struct {

@@ -10,7 +10,7 @@ import (
 // checkpoint: at once after applies, over empty stretches at most once per
 // EmptySaveInterval of the application clock, or now when all is set (a
 // graceful stop).
-func (r *Runner) save(ctx context.Context, all bool) error {
+func (r *Runner) save(ctx context.Context, ps *pollState, all bool) error {
 	now := r.opts.Now()
 	r.mu.Lock()
 	type write struct {
@@ -20,7 +20,7 @@ func (r *Runner) save(ctx context.Context, all bool) error {
 	var writes []write
 	for k, st := range r.parts {
 		c := st.contiguous()
-		gen, mine := r.leasedLocked(k.partition)
+		gen, mine := ps.leased(k.partition)
 		if !mine || c <= st.saved || (!st.dirty && !all && now.Sub(st.lastSave) < r.opts.EmptySaveInterval) {
 			continue
 		}
@@ -57,7 +57,7 @@ func (r *Runner) save(ctx context.Context, all bool) error {
 	} else {
 		for i, w := range writes {
 			var err error
-			if moved[i], err = r.saveFenced(ctx, w.k, w.pos, epoch, w.gen); err != nil {
+			if moved[i], err = r.saveFenced(ctx, ps, w.k, w.pos, epoch, w.gen); err != nil {
 				return err
 			}
 		}

@@ -35,10 +35,10 @@ func (r *Runner) flush(ctx context.Context) {
 	defer cancel()
 	r.pollMu.Lock()
 	defer r.pollMu.Unlock()
-	if !r.loaded || r.c.State != Running {
+	if !r.loaded || r.c.State != Running || r.last == nil {
 		return
 	}
-	if err := r.save(ctx, true); err != nil {
+	if err := r.save(ctx, r.last, true); err != nil {
 		r.opts.Logger.Warn("consumer: saving the checkpoints on stop failed; empty stretches are read again at the next start",
 			"consumer", r.c.Name, "err", err)
 	}

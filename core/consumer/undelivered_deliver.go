@@ -125,32 +125,24 @@ func (r *Runner) remember(u UndeliveredRow) {
 	r.rows[k] = rs
 }
 
-func (r *Runner) isHalted() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.halted
-}
-
-func (r *Runner) setHalted(reason HaltReason, args ...any) {
-	r.mu.Lock()
-	r.halted = true
-	r.mu.Unlock()
+func (r *Runner) setHalted(ps *pollState, reason HaltReason, args ...any) {
+	ps.halt()
 	r.opts.Metrics.Halted(r.c, reason)
 	r.opts.Logger.Warn("consumer halted", append([]any{"consumer_type", r.c.Type, "consumer", r.c.Name, "halt_reason", reason}, args...)...)
 }
 
 // reportLag reports every partition's lag behind its source's mark as
 // this poll read it.
-func (r *Runner) reportLag() {
+func (r *Runner) reportLag(ps *pollState) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.sources {
-		mark, ok := r.marks[s.Name()]
+		mark, ok := ps.mark(s.Name())
 		if !ok {
 			continue
 		}
 		for p := range s.Partitions() {
-			if _, mine := r.leasedLocked(p); !mine {
+			if _, mine := ps.leased(p); !mine {
 				continue // its owner reports it
 			}
 			if st := r.parts[partKey{s.Name(), p}]; st != nil {

@@ -27,7 +27,7 @@ var errNotMissing = errors.New("not missing history")
 // checkpoint of the consumer's read of that source, raised to the topic's
 // start, and the MISSING_HISTORY halt, in one transaction. It returns
 // errNotMissing for any other error, nil once halted.
-func (r *Runner) missingHistory(ctx context.Context, err error) error {
+func (r *Runner) missingHistory(ctx context.Context, ps *pollState, err error) error {
 	var re *readError
 	var mh *topic.MissingHistoryError
 	if !errors.As(err, &re) || !errors.As(err, &mh) {
@@ -47,7 +47,7 @@ func (r *Runner) missingHistory(ctx context.Context, err error) error {
 		return fmt.Errorf("consumer %s: marking missing history of %s: %w", r.c.label(), re.source.Name(), werr)
 	}
 	if halted {
-		r.setHalted(MissingHistory, "source", re.source.Name(), "read_after", mh.Position, "topic_start", mh.TopicStart)
+		r.setHalted(ps, MissingHistory, "source", re.source.Name(), "read_after", mh.Position, "topic_start", mh.TopicStart)
 	}
 	return nil
 }

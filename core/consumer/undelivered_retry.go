@@ -20,11 +20,11 @@ var errRowChanged = errors.New("undelivered row changed meanwhile")
 // HALTED heads of a consumer that runs again — from
 // their copies, in position order per key; keys run on their workers
 // concurrently. It returns how many it applied.
-func (r *Runner) retryHeads(ctx context.Context) int {
+func (r *Runner) retryHeads(ctx context.Context, ps *pollState) int {
 	r.dmu.Lock()
 	byWorker := make([][]keyRef, r.opts.Workers)
 	for k, rows := range r.rows {
-		if _, mine := r.leased(k.partition); !mine || r.revoking(k.partition) {
+		if _, mine := ps.leased(k.partition); !mine || r.revoking(k.partition) {
 			continue // retried by the partition's owner
 		}
 		for _, u := range rows {
@@ -47,7 +47,7 @@ func (r *Runner) retryHeads(ctx context.Context) int {
 		go func() {
 			defer wg.Done()
 			for _, k := range keys {
-				n := r.retryKey(ctx, k)
+				n := r.retryKey(ctx, ps, k)
 				mu.Lock()
 				applied += n
 				mu.Unlock()
@@ -85,9 +85,9 @@ func (r *Runner) forget(u *UndeliveredRow) {
 
 // retryKey applies the key's due heads one after the other until one is
 // not due, fails, or the consumer halts.
-func (r *Runner) retryKey(ctx context.Context, k keyRef) int {
+func (r *Runner) retryKey(ctx context.Context, ps *pollState, k keyRef) int {
 	applied := 0
-	for !r.isHalted() && !r.isStale() {
+	for !ps.isHalted() && !r.isStale() {
 		h := r.head(k)
 		if h == nil {
 			return applied
@@ -101,7 +101,7 @@ func (r *Runner) retryKey(ctx context.Context, k keyRef) int {
 		if !h.Status.Due(h.NextRetryAt, r.opts.Now().UTC()) {
 			return applied
 		}
-		ok, err := r.retryRow(ctx, h)
+		ok, err := r.retryRow(ctx, ps, h)
 		switch {
 		case err != nil:
 			r.opts.Logger.Warn("consumer retry not recorded", "consumer", r.c.Name, "err", err)
@@ -134,7 +134,7 @@ func (r *Runner) dropRow(ctx context.Context, h *UndeliveredRow) error {
 // apply's transaction when Transactional); failure counts it and, its
 // budget spent, applies the error policy. ok reports the apply succeeded;
 // h is updated in place on failure.
-func (r *Runner) retryRow(ctx context.Context, h *UndeliveredRow) (ok bool, err error) {
+func (r *Runner) retryRow(ctx context.Context, ps *pollState, h *UndeliveredRow) (ok bool, err error) {
 	src := r.bySource[h.Source]
 	if src == nil {
 		return false, fmt.Errorf("undelivered row %s: source %s is not read by this runner", h.ID, h.Source)
@@ -149,7 +149,7 @@ func (r *Runner) retryRow(ctx context.Context, h *UndeliveredRow) (ok bool, err 
 			return false, err
 		}
 	}
-	gen, _ := r.leased(h.Partition)
+	gen, _ := ps.leased(h.Partition)
 	m.Generation = gen
 	start := time.Now()
 	var herr error // the handler's error, not the database's
@@ -200,18 +200,18 @@ func (r *Runner) retryRow(ctx context.Context, h *UndeliveredRow) (ok bool, err 
 		_ = r.markStale() // a rebuild (or pause) began: the next poll reads the row
 		return false, nil
 	case isLeaseLost(err) && herr == nil:
-		r.leaseLost(h.Partition, err)
+		r.leaseLost(ps, h.Partition, err)
 		return false, nil // the partition's new owner retries it
 	case herr == nil:
 		return false, err
 	}
-	return false, r.retryFailed(ctx, h, herr)
+	return false, r.retryFailed(ctx, ps, h, herr)
 }
 
 // retryFailed records a head's further failure: count + 1 and its next
 // retry, or, its budget spent, the error policy's outcome (writeOutcome),
 // in one transaction. A HALTED head retried was resumed: a fresh budget.
-func (r *Runner) retryFailed(ctx context.Context, h *UndeliveredRow, cause error) error {
+func (r *Runner) retryFailed(ctx context.Context, ps *pollState, h *UndeliveredRow, cause error) error {
 	count := h.FailureCount
 	if h.Status == StatusHalted {
 		count = 0
@@ -233,6 +233,6 @@ func (r *Runner) retryFailed(ctx context.Context, h *UndeliveredRow, cause error
 	if err != nil {
 		return err
 	}
-	r.settle(u, o, h, halted)
+	r.settle(ps, u, o, h, halted)
 	return nil
 }
