@@ -262,20 +262,22 @@ func consumerThroughput(ctx context.Context, prov *harness.Provider, tg target, 
 //
 // mode "follow" reads with Store.Follow woken by the same waker instead:
 // the same run's floor (append, advancer, wake-up, one read) under the
-// machine's load, against which the runner's extra cost shows.
+// machine's load, against which the runner's extra cost shows;
+// "follow-local" is Follow woken by the local advancer on PostgreSQL too
+// (commit→readable in process).
 func tidemarkLatency(ctx context.Context, b *bench, dsn, mode string) ([]time.Duration, string, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	advDone := make(chan struct{})
 	go func() { defer close(advDone); _ = b.adv.Run(rctx) }()
-	waker, how, err := latencyWaker(rctx, b, dsn)
+	waker, how, err := latencyWaker(rctx, b, dsn, mode == "follow-local")
 	if err != nil {
 		return nil, "", err
 	}
 	got := newApplied(-1)
 	src := &tracedSource{}
 	runDone := make(chan error, 1)
-	if mode == "follow" {
+	if strings.HasPrefix(mode, "follow") {
 		go func() {
 			runDone <- b.store.Follow(rctx, 0, eventstore.FollowOptions{Waker: waker}, func(ev eventstore.Recorded) error {
 				got.add(ev.GlobalPosition)
@@ -306,7 +308,7 @@ func tidemarkLatency(ctx context.Context, b *bench, dsn, mode string) ([]time.Du
 			break
 		}
 	}
-	if mode != "follow" {
+	if !strings.HasPrefix(mode, "follow") {
 		trace("latency "+mode, src, time.Since(start))
 	}
 	stop()
@@ -327,9 +329,10 @@ func tidemarkLatency(ctx context.Context, b *bench, dsn, mode string) ([]time.Du
 }
 
 // latencyWaker is what wakes the latency cell's reader: pgwake's LISTEN
-// on PostgreSQL (the cross-process path), the local advancer elsewhere.
-func latencyWaker(ctx context.Context, b *bench, dsn string) (eventstore.Waker, string, error) {
-	if b.driver != "pgx" {
+// on PostgreSQL (the cross-process path), the local advancer elsewhere or
+// when local is set.
+func latencyWaker(ctx context.Context, b *bench, dsn string, local bool) (eventstore.Waker, string, error) {
+	if b.driver != "pgx" || local {
 		return b.adv, "local advancer", nil
 	}
 	w := pgwake.Listen(ctx, dsn, "")
@@ -366,7 +369,11 @@ func pacedAppends(ctx context.Context, b *bench) (map[int64]time.Time, error) {
 }
 
 func consumerLatency(ctx context.Context, prov *harness.Provider, tg target, fresh func() (*bench, string, error)) error {
-	for _, mode := range []string{"follow", "runner", "runner-tx"} {
+	modes := []string{"follow", "runner", "runner-tx"}
+	if tg.driver == "pgx" {
+		modes = append([]string{"follow-local"}, modes...)
+	}
+	for _, mode := range modes {
 		b, dsn, err := fresh()
 		if err != nil {
 			return err
@@ -377,7 +384,7 @@ func consumerLatency(ctx context.Context, prov *harness.Provider, tg target, fre
 			return err
 		}
 		p := percentiles(lat, 0.5, 0.99)
-		what := map[string]string{"follow": "Follow (floor)", "runner": "runner", "runner-tx": "runner, Transactional"}[mode]
+		what := map[string]string{"follow": "Follow (floor)", "follow-local": "Follow (in process)", "runner": "runner", "runner-tx": "runner, Transactional"}[mode]
 		fmt.Printf("   consumer commit→applied at %d ev/s, %s, woken by %s: p50 %s  p99 %s  (n=%d; target p99 ≤ 5ms)\n",
 			*flagLatencyRate, what, how, ms(p[0]), ms(p[1]), len(lat))
 	}
