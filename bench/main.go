@@ -56,6 +56,7 @@ var (
 	flagReadRows = flag.Int("read-rows", 50000, "events for the catch-up read comparison")
 	flagPage     = flag.Int("page", 5000, "page size of the catch-up read (FollowOptions.PageSize)")
 	flagPoll     = flag.Duration("poll", 100*time.Millisecond, "high-water-mark poll interval for the tail latency")
+	flagCoalesce = flag.Duration("coalesce", 0, "hwm.Options.Coalesce of the bench's advancers (0: the advancer's default)")
 	flagProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run")
 	flagStmts    = flag.Bool("stmts-only", false, "measure only the statements per append")
 	flagCPU      = flag.Bool("cpu-only", false, "measure only the statements per append and Follow's client cost per event")
@@ -345,7 +346,7 @@ func newBenchDB(ctx context.Context, cat dialect.Catalogue, driver string, db *s
 	if err != nil {
 		return nil, err
 	}
-	adv := hwm.New(e, hwm.Options{PollInterval: *flagPoll})
+	adv := hwm.New(e, hwm.Options{PollInterval: *flagPoll, Coalesce: *flagCoalesce})
 	return &bench{driver: driver, db: db, e: e, store: eventstore.New(e, adv), adv: adv}, nil
 }
 

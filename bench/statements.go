@@ -41,7 +41,7 @@ func statementsPerAppend(ctx context.Context, cat dialect.Catalogue, driver, dsn
 	}
 	defer e.Close()
 	var cc cycleCounter
-	adv := hwm.New(e, hwm.Options{PollInterval: *flagPoll, Metrics: &cc})
+	adv := hwm.New(e, hwm.Options{PollInterval: *flagPoll, Coalesce: *flagCoalesce, Metrics: &cc})
 	store := eventstore.New(e, adv)
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -70,8 +70,8 @@ func statementsPerAppend(ctx context.Context, cat dialect.Catalogue, driver, dsn
 		n++
 	}
 	s, tx, cyc := counts.Statements.Load()-s0, counts.Tx.Load()-t0, cc.cycles.Load()-c0
-	fmt.Printf("   stmts   per 1-event append, 1 writer, advancer running: %.2f statements (%.2f with BEGIN/COMMIT/ROLLBACK); %d appends, %d advancer cycles (%.1f appends per cycle)\n",
-		float64(s)/float64(n), float64(s+tx)/float64(n), n, cyc, float64(n)/float64(max(cyc, 1)))
+	fmt.Printf("   stmts   per 1-event append, 1 writer, advancer running: %.2f statements (%.2f with BEGIN/COMMIT/ROLLBACK); %d appends (%.0f/s), %d advancer cycles (%.1f appends per cycle)\n",
+		float64(s)/float64(n), float64(s+tx)/float64(n), n, float64(n)/(2**flagCell).Seconds(), cyc, float64(n)/float64(max(cyc, 1)))
 	for _, t := range counts.Texts() {
 		fmt.Printf("           %5.2f  %s\n", float64(t.Count)/float64(n), shortSQL(t.SQL))
 	}
