@@ -27,6 +27,7 @@ func hwmTests() []Test {
 		{"hwm/stop_is_not_failure", testStopIsNotFailure},
 		{"hwm/other_database_does_not_hold", testOtherDatabaseDoesNotHold},
 		{"hwm/same_database_holds", testSameDatabaseHolds},
+		{"hwm/held_cycle_retries_without_nudge", testHeldCycleRetriesWithoutNudge},
 	}
 }
 

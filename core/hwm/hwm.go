@@ -75,14 +75,15 @@ type Options struct {
 	Owner         string        // lease owner; default a random instance id
 	Lease         time.Duration // default 10s
 	PollInterval  time.Duration // default 100ms
-	// Coalesce is the least time from the start of one cycle to the next
-	// one a nudge starts (default 10ms; negative: none). Appends nudge the
-	// advancer after every commit: within the window their nudges merge
-	// into the one cycle queued behind it, so a cycle's few statements are
-	// shared by every append of the window instead of repeated per append
-	// (at 1 writer on PostgreSQL, ~3,000 appends/s, a 10ms window keeps the
-	// advancer under 0.2 statements per append). It adds at most that much
-	// to the time from commit to readable; polls are not delayed by it.
+	// Coalesce is a floor on the time from the start of one cycle to the
+	// next one a nudge starts (default 0: none; negative is none too).
+	// Without it a nudge that finds the advancer idle starts a cycle at
+	// once, and the nudges that arrive while a cycle runs merge into
+	// exactly one cycle after it, so the cycles' statements are shared by
+	// the appends of one cycle's length. A floor spreads them wider, for a
+	// deployment whose appends the advancer's statements would slow; it
+	// adds up to that much to the time from commit to readable. Polls and
+	// the retries of a held cycle are not delayed by it.
 	Coalesce time.Duration
 	// CheckInterval is how often the position seam's check (the sequence
 	// cache on PostgreSQL) runs again after the first cycle with work
@@ -122,6 +123,7 @@ type Advancer struct {
 	own        state
 	ownPending bool      // own's pending pair was recorded by this advancer
 	checkedAt  time.Time // last passed position check; zero: none yet
+	pace       pace      // what the last cycle leaves Run to wait for
 }
 
 // New returns an advancer for e.
@@ -142,9 +144,6 @@ func New(e *engine.Engine, opts Options) *Advancer {
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 100 * time.Millisecond
-	}
-	if opts.Coalesce == 0 {
-		opts.Coalesce = 10 * time.Millisecond
 	}
 	if opts.CheckInterval <= 0 {
 		opts.CheckInterval = time.Minute
@@ -186,63 +185,6 @@ func (a *Advancer) Nudge() {
 	case a.nudge <- struct{}{}:
 	default:
 	}
-}
-
-// Run cycles until ctx ends, then releases the lease. Ending ctx is how an
-// advancer is stopped, so Run then returns nil, also when ctx ended in the
-// middle of a cycle; a failing cycle is reported through Metrics.Failed and
-// Err, and Run keeps cycling.
-//
-// Nudges coalesce: one cycle runs at a time, one more is queued however
-// many appends nudge meanwhile, and a nudged cycle starts no sooner than
-// Options.Coalesce after the previous one started.
-func (a *Advancer) Run(ctx context.Context) error {
-	defer a.release()
-	t := time.NewTicker(a.opts.PollInterval)
-	defer t.Stop()
-	var failing error // the first error of the current run of failures
-	failures := 0
-	for {
-		started := time.Now()
-		_, err := a.Cycle(ctx)
-		failing, failures = a.logCycle(ctx, err, failing, failures)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		case <-a.nudge:
-			if wait := time.Until(started.Add(a.opts.Coalesce)); wait > 0 {
-				w := time.NewTimer(wait)
-				select {
-				case <-ctx.Done():
-					w.Stop()
-					return nil
-				case <-w.C:
-				}
-			}
-		}
-	}
-}
-
-// logCycle logs the first failure of a run of failed cycles and the
-// recovery after it, never every cycle (a cycle runs every PollInterval),
-// and returns the run's first error and length.
-func (a *Advancer) logCycle(ctx context.Context, err, failing error, failures int) (error, int) {
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return failing, failures // stopping, not failing
-	case err != nil:
-		if failing == nil {
-			a.opts.Logger.Warn("tidemark: the high-water-mark advancer's cycle failed; it retries every poll interval, logging again when it recovers",
-				"table", a.opts.PositionTable, "err", err)
-			return err, 1
-		}
-		return failing, failures + 1
-	case failing != nil:
-		a.opts.Logger.Info("tidemark: the high-water-mark advancer recovered",
-			"table", a.opts.PositionTable, "failed_cycles", failures, "first_err", failing)
-	}
-	return nil, 0
 }
 
 // NudgeCommitted is Nudge from an append that committed positions up to
@@ -336,6 +278,7 @@ const cycleTries = 5
 // holder is one read (the committed end); another advancer's also reads
 // the mark row.
 func (a *Advancer) cycle(ctx context.Context) (bool, error) {
+	a.pace = paceNudge
 	holding := time.Now().Before(a.renewAt)
 	s := a.own
 	if !holding {
@@ -368,6 +311,9 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 		held, err := a.acquire(ctx)
 		if err != nil || !held {
 			a.lost()
+			if err == nil {
+				a.pace = paceForeign
+			}
 			return false, err
 		}
 		a.renewAt, a.own = sent.Add(a.opts.Lease/3), s
@@ -376,6 +322,9 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 	step, err := a.front.Next(ctx, row, end, (*marker)(a))
 	if err != nil || step.Lost {
 		return step.Moved, err
+	}
+	if step.Held {
+		a.pace = paceHeld
 	}
 	if a.opts.Metrics != nil {
 		a.opts.Metrics.Observe(a.opts.Topic, step.Mark, max(end.Pos, step.Mark))

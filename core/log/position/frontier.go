@@ -62,12 +62,15 @@ type Marker interface {
 	ClearPending(ctx context.Context) error
 }
 
-// Step is what Next did: the mark it left, whether it moved, and whether
-// the cycle ended on a write that lost the lease (nothing to observe).
+// Step is what Next did: the mark it left, whether it moved, whether the
+// cycle ended on a write that lost the lease (nothing to observe), and
+// whether a transaction still in flight held the mark below the end (the
+// advancer then tries again soon, without waiting for a nudge).
 type Step struct {
 	Mark  int64
 	Moved bool
 	Lost  bool
+	Held  bool
 }
 
 // counterFrontier follows the committed counter, which only ever holds

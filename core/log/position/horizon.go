@@ -112,7 +112,7 @@ func (f *horizonFrontier) Next(ctx context.Context, s Row, end End, m Marker) (S
 				return Step{}, err
 			}
 		case horizonWaiting:
-			return Step{Mark: s.Mark}, nil
+			return Step{Mark: s.Mark, Held: true}, nil
 		case horizonForeign:
 			// The horizon is not below a fresh id: the database moved to
 			// another cluster. Discard it and record the end afresh.
@@ -121,16 +121,18 @@ func (f *horizonFrontier) Next(ctx context.Context, s Row, end End, m Marker) (S
 			}
 		}
 	}
+	held := false
 	if end.Pos > s.Mark {
-		adv, err := f.advanceTo(ctx, end, m)
+		adv, pending, err := f.advanceTo(ctx, end, m)
 		if err != nil {
 			return Step{Moved: moved}, err
 		}
 		if adv {
 			moved, s.Mark = true, end.Pos
 		}
+		held = pending
 	}
-	return Step{Mark: s.Mark, Moved: moved}, nil
+	return Step{Mark: s.Mark, Moved: moved, Held: held}, nil
 }
 
 // endHorizon reads the end, takes the horizon when the end is past mark
@@ -156,14 +158,15 @@ func (f *horizonFrontier) endHorizon(ctx context.Context, mark int64) (End, erro
 // advanceTo takes a transaction id as the horizon of end (read before it)
 // unless end carries one, checks it at once (end's pass saves the check),
 // and moves the mark to end when it passed, or records the pair as
-// pending when it did not.
-func (f *horizonFrontier) advanceTo(ctx context.Context, end End, m Marker) (bool, error) {
+// pending when it did not. It reports whether the mark moved and whether
+// the pair was recorded as pending.
+func (f *horizonFrontier) advanceTo(ctx context.Context, end End, m Marker) (moved, pending bool, err error) {
 	hr := end.horizon
 	horizon := hr.horizon
 	if !hr.valid {
 		x, err := stmt.QueryRowCurrentXID(ctx, f.e, f.e.DB)
 		if err != nil {
-			return false, fmt.Errorf("taking the horizon transaction id: %w", err)
+			return false, false, fmt.Errorf("taking the horizon transaction id: %w", err)
 		}
 		horizon = x.XID
 	}
@@ -172,16 +175,16 @@ func (f *horizonFrontier) advanceTo(ctx context.Context, end End, m Marker) (boo
 		f.reportHolder(Holder{Scope: f.Scope()}, false)
 	} else {
 		// The horizon was taken just now on this database: no foreign check.
-		var err error
 		if st, err = f.horizonPassed(ctx, horizon, false); err != nil {
-			return false, err
+			return false, false, err
 		}
 	}
 	if st == horizonPassed {
-		return m.Advance(ctx, end.Pos)
+		moved, err = m.Advance(ctx, end.Pos)
+		return moved, false, err
 	}
-	_, err := m.SetPending(ctx, end.Pos, horizon)
-	return false, err
+	pending, err = m.SetPending(ctx, end.Pos, horizon)
+	return false, pending, err
 }
 
 type horizonState int
