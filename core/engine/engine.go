@@ -65,6 +65,24 @@ type Engine struct {
 	mu       sync.Mutex
 	compiled map[string]dialect.Compiled
 	prepared map[string]*sql.Stmt
+
+	writeMu sync.Mutex // LockWriter's
+}
+
+// LockWriter queues a write of this process on an engine that runs one
+// writing transaction at a time (Locks.SerializesWriters: SQLite) and
+// returns its unlock; elsewhere it does nothing. The event store's appends
+// and the high-water-mark advancer's writes take it, so they wait for each
+// other here, in arrival order, instead of in the database's busy handler,
+// which sleeps and retries (an advancer's write of the mark between
+// back-to-back appends could lose every retry for tens of milliseconds).
+// Whoever holds it must not wait for another holder of this process.
+func (e *Engine) LockWriter() (unlock func()) {
+	if !e.Cat.Locks.SerializesWriters {
+		return func() {}
+	}
+	e.writeMu.Lock()
+	return e.writeMu.Unlock
 }
 
 // PartitionMismatchError is returned when the configured partition count

@@ -130,15 +130,13 @@ func (s *Store) nudgeBatch(batch []*pending) {
 // handoff instead of a database lock wait. Everything before (begin, a lone
 // append's version reads) overlaps.
 func (s *Store) try(ctx context.Context, batch []*pending) error {
-	if s.e.Cat.Locks.SerializesWriters {
-		// The engine runs one writing transaction at a time (SQLite): queue
-		// this process's appends here instead of in the engine's busy
-		// handler, which sleeps and retries. (The lock at BEGIN, against
-		// other processes, is the driver's: see LockForms.SerializesWriters.)
-		// It is held for one try: a retry's backoff does not block others.
-		s.writeMu.Lock()
-		defer s.writeMu.Unlock()
-	}
+	// The engine runs one writing transaction at a time (SQLite): queue
+	// this process's appends, and the advancer's writes, on the engine
+	// instead of in the busy handler, which sleeps and retries. (The lock at
+	// BEGIN, against other processes, is the driver's: see
+	// LockForms.SerializesWriters.) It is held for one try: a retry's
+	// backoff does not block others.
+	defer s.e.LockWriter()()
 	total := 0
 	for _, p := range batch {
 		p.res, p.err = Appended{}, nil

@@ -31,7 +31,6 @@ type Store struct {
 	events    *engine.Insert  // the event insert
 	positions position.Writer // the position strategy's write side
 	plan      plan            // the fast paths an append may take
-	writeMu   sync.Mutex      // serializes appends where the engine allows one writer
 	counterMu sync.Mutex      // queues this process's appends for the counter row
 	txFault   func()          // tests only: runs in a lone append's transaction before the commit
 	retry     Retry           // how Append retries transient errors

@@ -13,7 +13,9 @@ import (
 )
 
 // The mark row's reads and writes under the lease: the advancer's own, and
-// the frontier's through marker.
+// the frontier's through marker. Every write takes the engine's writer lock
+// (engine.LockWriter): on SQLite it queues behind this process's appends
+// instead of sleeping in the busy handler between them.
 
 type state struct {
 	mark           int64
@@ -38,6 +40,7 @@ func (a *Advancer) read(ctx context.Context, q engine.Querier) (state, error) {
 
 // acquire takes or renews the lease in its own short transaction.
 func (a *Advancer) acquire(ctx context.Context) (bool, error) {
+	defer a.e.LockWriter()()
 	res, err := stmt.ExecHWMAcquire(ctx, a.e, a.e.DB, a.lease())
 	if err != nil {
 		return false, fmt.Errorf("acquiring high-water-mark lease: %w", err)
@@ -47,6 +50,7 @@ func (a *Advancer) acquire(ctx context.Context) (bool, error) {
 }
 
 func (a *Advancer) release() {
+	defer a.e.LockWriter()()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_, _ = stmt.ExecHWMRelease(ctx, a.e, a.e.DB, stmt.HWMReleaseParams{Topic: a.opts.Topic, Owner: a.opts.Owner})
@@ -66,8 +70,10 @@ func (m *marker) Advance(ctx context.Context, mark int64) (bool, error) {
 func (m *marker) SetPending(ctx context.Context, end, horizon int64) (bool, error) {
 	a := (*Advancer)(m)
 	l := a.lease()
+	unlock := a.e.LockWriter()
 	res, err := stmt.ExecHWMSetPending(ctx, a.e, a.e.DB, stmt.HWMSetPendingParams{
 		PendingEnd: end, PendingHorizon: horizon, Topic: l.Topic, Owner: l.Owner, LeaseMillis: l.LeaseMillis})
+	unlock()
 	if err != nil {
 		a.lost()
 		return false, fmt.Errorf("recording pending end: %w", err)
@@ -84,7 +90,10 @@ func (m *marker) SetPending(ctx context.Context, end, horizon int64) (bool, erro
 
 func (m *marker) ClearPending(ctx context.Context) error {
 	a := (*Advancer)(m)
-	if _, err := stmt.ExecHWMClearPending(ctx, a.e, a.e.DB, stmt.HWMClearPendingParams(a.lease())); err != nil {
+	unlock := a.e.LockWriter()
+	_, err := stmt.ExecHWMClearPending(ctx, a.e, a.e.DB, stmt.HWMClearPendingParams(a.lease()))
+	unlock()
+	if err != nil {
 		a.lost()
 		return err
 	}
@@ -120,6 +129,7 @@ func (a *Advancer) advance(ctx context.Context, mark int64) (bool, error) {
 // writeMark runs the mark's write and returns how many rows it moved (1:
 // moved, 0: the lease lapsed or the mark is already there).
 func (a *Advancer) writeMark(ctx context.Context, mark int64, folded bool) (int64, error) {
+	defer a.e.LockWriter()()
 	l := a.lease()
 	p := stmt.HWMAdvanceParams{Mark: mark, Topic: l.Topic, Owner: l.Owner, LeaseMillis: l.LeaseMillis}
 	if folded {
