@@ -66,6 +66,9 @@ type HolderMetrics interface {
 	Holding(topic string, h Holder, held bool)
 }
 
+// DefaultCoalesce is Options.Coalesce's default floor between cycles.
+const DefaultCoalesce = time.Millisecond
+
 // Options configure an Advancer.
 type Options struct {
 	Topic string // default engine.EventStoreTopic
@@ -76,14 +79,15 @@ type Options struct {
 	Lease         time.Duration // default 10s
 	PollInterval  time.Duration // default 100ms
 	// Coalesce is a floor on the time from the start of one cycle to the
-	// next one a nudge starts (default 0: none; negative is none too).
-	// Without it a nudge that finds the advancer idle starts a cycle at
-	// once, and the nudges that arrive while a cycle runs merge into
-	// exactly one cycle after it, so the cycles' statements are shared by
-	// the appends of one cycle's length. A floor spreads them wider, for a
-	// deployment whose appends the advancer's statements would slow; it
-	// adds up to that much to the time from commit to readable. Polls and
-	// the retries of a held cycle are not delayed by it.
+	// next one a nudge starts (default DefaultCoalesce; negative: none).
+	// A nudge that finds the advancer idle past the floor starts a cycle
+	// at once, and the nudges that arrive while a cycle runs merge into
+	// exactly one cycle after it. Without a floor, a steady stream of
+	// single appends on PostgreSQL ran a cycle every 2–3 appends (1.97
+	// statements per append instead of 1.04); the default floor keeps the
+	// statements per append where they were and adds at most that much to
+	// the time from commit to readable. Polls and the retries of a held
+	// cycle are not delayed by it.
 	Coalesce time.Duration
 	// CheckInterval is how often the position seam's check (the sequence
 	// cache on PostgreSQL) runs again after the first cycle with work
@@ -141,6 +145,9 @@ func New(e *engine.Engine, opts Options) *Advancer {
 	}
 	if opts.Lease <= 0 {
 		opts.Lease = 10 * time.Second
+	}
+	if opts.Coalesce == 0 {
+		opts.Coalesce = DefaultCoalesce
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 100 * time.Millisecond
