@@ -138,6 +138,7 @@ func Tests() []Test {
 	all = append(all, timeTests()...)
 	all = append(all, captureTests()...)
 	all = append(all, consumerTests()...)
+	all = append(all, projectionTests()...)
 	all = append(all, consumerPollTests()...)
 	all = append(all, consumerCaptureTests()...)
 	all = append(all, leaseTests()...)

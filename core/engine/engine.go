@@ -65,6 +65,9 @@ type Engine struct {
 	mu       sync.Mutex
 	compiled map[string]dialect.Compiled
 	prepared map[string]*sql.Stmt
+
+	// queryTables are Config.QueryTables by projection, names resolved.
+	queryTables map[string]schema.QueryTable
 }
 
 // PartitionMismatchError is returned when the configured partition count
@@ -138,6 +141,9 @@ func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*
 	// The whole naming plan is checked here, before any SQL runs.
 	steps, err := schema.Plan(e.Cat, e.Names, cfg.QueryTables, cfg.Names.Prefixes[dialect.AreaCQRS])
 	if err != nil {
+		return nil, err
+	}
+	if err := e.resolveQueryTables(cfg); err != nil {
 		return nil, err
 	}
 	if err := e.readStatementLimit(ctx, db); err != nil {
