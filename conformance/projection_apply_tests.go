@@ -11,6 +11,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/projection"
+	"github.com/tidemarkdb/tidemark/core/topic"
 )
 
 func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }
@@ -94,10 +95,21 @@ func testProjectionDelete(t T, env *Env) {
 	r.append(t, "bank.Account", "d-2", projOpened{IBAN: "DE12", Rank: 1}, projDeposited{"5"})
 	r.run(t, nil)
 	r.waitDeposits(t, "d-2", 1)
-	waitFor(t, "d-1 deleted", func() bool {
-		_, ok, err := r.st.Get(ctx, "d-1")
-		return err == nil && !ok
+	// The tombstone carries the last state (one deposit) and commits with
+	// the row's deletion.
+	var last topic.ReadModelRecord
+	waitFor(t, "d-1's tombstone", func() bool {
+		rec, err := r.st.Topic().Latest(ctx, r.e.DB, "d-1")
+		last = rec
+		return err == nil && rec.Deleted
 	})
+	var lastState projAccount
+	if err := json.Unmarshal(last.Payload, &lastState); err != nil || lastState.Deposits != 1 || last.Type != "projAccount" {
+		t.Errorf("d-1's tombstone: type %q, state %s (%v); want projAccount with its last state (1 deposit)", last.Type, last.Payload, err)
+	}
+	if _, ok, err := r.st.Get(ctx, "d-1"); ok || err != nil {
+		t.Errorf("Get(d-1) after its tombstone = %v, %v; want no read model", ok, err)
+	}
 	if _, ok, err := r.st.FindUnique(ctx, "iban", "DE11"); ok || err != nil {
 		t.Errorf("FindUnique(DE11) after the delete = %v, %v; want none", ok, err)
 	}

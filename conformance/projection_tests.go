@@ -72,9 +72,9 @@ func accountProjection(env *Env) *projection.Projection[projAccount] {
 		return nil
 	})
 	projection.On(p, func(projClosed, *projAccount) error { return projection.Delete })
-	prec := env.Features.fixtureQueryTable().Fields[1].Precision
+	dec := env.Features.fixtureQueryTable().Fields[1]
 	projection.Field(p, "iban", projection.Text, func(s *projAccount) *string { return s.IBAN }, projection.Unique())
-	projection.Field(p, "balance", projection.Decimal, func(s *projAccount) string { return s.Balance }, projection.Digits(prec, 10))
+	projection.Field(p, "balance", projection.Decimal, func(s *projAccount) string { return s.Balance }, projection.Digits(dec.Precision, dec.Scale))
 	projection.Field(p, "opened_on", projection.Date, openedAt)
 	projection.Field(p, "opened_at", projection.Instant, openedAt)
 	projection.Field(p, "active", projection.Boolean, func(s *projAccount) bool { return s.Active })

@@ -138,8 +138,8 @@ func New[S any](name string, init func(key string) S, opts ...Option) *Projectio
 	}
 	p := &Projection[S]{name: name, scope: o.scope, table: o.table, typeName: o.typeName, codec: o.codec,
 		init: init, listeners: map[string]listener[S]{}, convs: o.convs}
-	if c := log.CheckKey(name); c.Empty || c.TooLong {
-		p.fail("the name must be 1 to %d characters", log.MaxKeyLength)
+	if name == "" || log.CheckKey(name).Fault != log.KeyOK {
+		p.fail("the name must be 1 to %d characters of valid UTF-8", log.MaxKeyLength)
 	}
 	if o.typeName == "" || len(o.typeName) > log.MaxKeyLength {
 		p.fail("the read model's type name must be 1 to %d characters (WithTypeName)", log.MaxKeyLength)

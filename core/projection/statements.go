@@ -52,7 +52,18 @@ type statements struct {
 	get                          statement
 }
 
-func fieldBind(i int) string { return fmt.Sprintf("f%d", i) }
+// fieldBind is the bind name of the i-th field (bind names are letters
+// and underscores): field_a, field_b, … field_ba, ….
+func fieldBind(i int) string {
+	name := ""
+	for {
+		name = string(rune('a'+i%26)) + name
+		if i /= 26; i == 0 {
+			return "field_" + name
+		}
+		i--
+	}
+}
 
 func compileStatements[S any](e *engine.Engine, table string, fields []field[S]) (statements, error) {
 	var cols, binds, sets strings.Builder
