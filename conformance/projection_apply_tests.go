@@ -6,11 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/hwm"
 	"github.com/tidemarkdb/tidemark/core/projection"
+	"github.com/tidemarkdb/tidemark/core/schema"
 	"github.com/tidemarkdb/tidemark/core/topic"
 )
 
@@ -281,5 +285,132 @@ func testProjectionDeclarationsRefused(t T, env *Env) {
 	expectErr[*engine.UndeclaredQueryTableError](t, err, "a projection whose query table the engine was not opened with")
 	if n := countConsumers(t, env); n != 0 {
 		t.Errorf("%d consumers after refused declarations, want 0", n)
+	}
+}
+
+// projCount is a Global read model: every event of the listened types of
+// every aggregate counted in one read model.
+type projCount struct {
+	Deposits int `json:"deposits"`
+}
+
+// testProjectionGlobal: a Global projection keeps one read model under
+// its name; many workers applying at once lose no update (each save is
+// conditioned on the message it read, a conflict retried).
+func testProjectionGlobal(t T, env *Env) {
+	appended := 0
+	for _, workers := range []int{0, 6} {
+		name := fmt.Sprintf("deposit-count-%d", workers)
+		cfg := defaultConfig(env)
+		cfg.QueryTables = append(cfg.QueryTables, schema.QueryTable{Projection: name})
+		e := openEngine(t, env, cfg)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		adv := hwm.New(e, hwm.Options{PollInterval: 10 * time.Millisecond})
+		go func() { _ = adv.Run(ctx) }()
+		s := eventstore.New(e, adv)
+		p := projection.New[projCount](name, nil, projection.WithScope(projection.Global))
+		projection.On(p, func(_ projDeposited, c *projCount) error { c.Deposits++; return nil })
+		st, err := projection.Open(ctx, e, p)
+		if err != nil {
+			t.Fatalf("projection.Open: %v", err)
+		}
+		// Each projection counts every deposit from the start of the store,
+		// the earlier round's too.
+		const n = 60
+		appended += n
+		for i := range n {
+			if _, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: fmt.Sprintf("g-%d", i%12),
+				Events: []eventstore.Event{ev("projDeposited", `{"amount":"1"}`)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		opts := st.Options(consumer.EventStore(s, adv))
+		opts.PollInterval = 20 * time.Millisecond
+		if workers > 0 {
+			opts.Workers = workers
+		}
+		run, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- run.Run(ctx) }()
+		var got projCount
+		waitForOr(t, name+" counts every deposit", func() bool {
+			v, ok, err := st.Get(ctx, name)
+			got = v
+			return err == nil && ok && v.Deposits >= appended
+		}, func() string { return fmt.Sprintf("count %d", got.Deposits) })
+		if got.Deposits != appended {
+			t.Errorf("%s with %d workers counted %d deposits, want %d", name, workers, got.Deposits, appended)
+		}
+		if page, err := st.Find(ctx, projection.Query{}); err != nil || len(page.Items) != 1 || page.Items[0].Key != name {
+			t.Errorf("%s: Find = %+v, %v; want its one read model under its name", name, page.Items, err)
+		}
+		cancel()
+		<-done
+	}
+}
+
+// projAccountV2 is the account read model after a change: a field added
+// (its default from init), one removed (rank).
+type projAccountV2 struct {
+	IBAN     *string `json:"iban,omitempty"`
+	Balance  string  `json:"balance"`
+	Deposits int     `json:"deposits"`
+	Currency string  `json:"currency"`
+}
+
+// testProjectionEvolution: a read model stored before a field was added
+// loads with the field's init value, a property the type no longer has is
+// ignored, and the next save writes the new shape.
+func testProjectionEvolution(t T, env *Env) {
+	r := newProjRig(t, env)
+	ctx := context.Background()
+	r.append(t, "bank.Account", "v-1", projOpened{IBAN: "DE21", Rank: 7}, projDeposited{"2"})
+	stop := r.run(t, nil)
+	r.waitDeposits(t, "v-1", 1)
+	stop()
+	p := projection.New("account-summary", func(string) projAccountV2 { return projAccountV2{Balance: "0", Currency: "EUR"} })
+	projection.On(p, func(e projDeposited, s *projAccountV2) error {
+		s.Balance = addDecimal(s.Balance, e.Amount)
+		s.Deposits++
+		return nil
+	})
+	base := accountProjection(env).QueryTable()
+	// The same query columns, filled from the new type.
+	dec := base.Fields[1]
+	projection.Field(p, "iban", projection.Text, func(s *projAccountV2) *string { return s.IBAN }, projection.Unique())
+	projection.Field(p, "balance", projection.Decimal, func(s *projAccountV2) string { return s.Balance }, projection.Digits(dec.Precision, dec.Scale))
+	projection.Field(p, "opened_on", projection.Date, func(*projAccountV2) *time.Time { return nil })
+	projection.Field(p, "opened_at", projection.Instant, func(*projAccountV2) *time.Time { return nil })
+	projection.Field(p, "active", projection.Boolean, func(*projAccountV2) bool { return true })
+	projection.Field(p, "rank_no", projection.Integer, func(*projAccountV2) int64 { return 0 })
+	st, err := projection.Open(ctx, r.e, p)
+	if err != nil {
+		t.Fatalf("projection.Open of the changed read model: %v", err)
+	}
+	got, ok, err := st.Get(ctx, "v-1")
+	if err != nil || !ok || got.Currency != "EUR" || got.Balance != "2.00" || got.IBAN == nil || *got.IBAN != "DE21" {
+		t.Fatalf("v-1 under the changed type = %+v, %v, %v; want currency EUR (init), balance 2.00, iban DE21", got, ok, err)
+	}
+	opts := st.Options(consumer.EventStore(r.s, r.adv))
+	opts.PollInterval = 20 * time.Millisecond
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	run, err := consumer.NewRunner(rctx, consumer.NewRegistry(r.e, nil), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = run.Run(rctx) }()
+	r.append(t, "bank.Account", "v-1", projDeposited{"1"})
+	waitFor(t, "v-1 saved by the changed type", func() bool {
+		v, _, err := st.Get(ctx, "v-1")
+		return err == nil && v.Deposits == 2
+	})
+	rec, err := st.Topic().Latest(ctx, r.e.DB, "v-1")
+	if err != nil || !strings.Contains(string(rec.Payload), `"currency":"EUR"`) || strings.Contains(string(rec.Payload), `"rank"`) {
+		t.Errorf("v-1's latest state %s (%v): want the new shape (currency, no rank)", rec.Payload, err)
 	}
 }

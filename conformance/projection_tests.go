@@ -22,6 +22,8 @@ func projectionTests() []Test {
 		{"projection/keyset_pages_with_nulls_both_directions", testProjectionPages},
 		{"projection/concurrent_applies_on_one_read_model_lose_nothing", testProjectionConflicts},
 		{"projection/declarations_refused_before_any_sql", testProjectionDeclarationsRefused},
+		{"projection/global_scope_one_read_model_every_worker", testProjectionGlobal},
+		{"projection/added_field_default_removed_field_ignored", testProjectionEvolution},
 	}
 }
 
