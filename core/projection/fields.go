@@ -163,10 +163,12 @@ func nativeOf(d schema.QueryField) func(any) (any, error) {
 			return nil, nil
 		}
 		rv := reflect.ValueOf(v)
-		if rv.Kind() == reflect.Pointer {
+		if rv.Kind() == reflect.Pointer && rv.Type() != bigIntType && rv.Type() != bigRatType {
 			if rv.IsNil() {
 				return nil, nil
 			}
+			rv = rv.Elem()
+			v = rv.Interface()
 		}
 		switch d.Kind {
 		case Text:
