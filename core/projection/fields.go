@@ -246,8 +246,14 @@ func decimalOf(d schema.QueryField, v any, bad func(any, string) error) (any, er
 	r := new(big.Rat)
 	switch x := v.(type) {
 	case *big.Rat:
+		if x == nil {
+			return nil, nil
+		}
 		r.Set(x)
 	case *big.Int:
+		if x == nil {
+			return nil, nil
+		}
 		r.SetInt(x)
 	default:
 		rv := reflect.ValueOf(v)
