@@ -137,6 +137,7 @@ func Tests() []Test {
 	all = append(all, locksTests()...)
 	all = append(all, timeTests()...)
 	all = append(all, captureTests()...)
+	all = append(all, rmTopicTests()...)
 	all = append(all, consumerTests()...)
 	all = append(all, projectionTests()...)
 	all = append(all, consumerPollTests()...)
