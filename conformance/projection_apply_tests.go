@@ -325,7 +325,10 @@ func testProjectionGlobal(t T, env *Env) {
 				t.Fatal(err)
 			}
 		}
-		opts := st.Options(consumer.EventStore(s, adv))
+		opts, err := st.Options(consumer.EventStore(s, adv))
+		if err != nil {
+			t.Fatalf("Options: %v", err)
+		}
 		opts.PollInterval = 20 * time.Millisecond
 		if workers > 0 {
 			opts.Workers = workers
@@ -395,7 +398,10 @@ func testProjectionEvolution(t T, env *Env) {
 	if err != nil || !ok || got.Currency != "EUR" || got.Balance != "2.00" || got.IBAN == nil || *got.IBAN != "DE21" {
 		t.Fatalf("v-1 under the changed type = %+v, %v, %v; want currency EUR (init), balance 2.00, iban DE21", got, ok, err)
 	}
-	opts := st.Options(consumer.EventStore(r.s, r.adv))
+	opts, err := st.Options(consumer.EventStore(r.s, r.adv))
+	if err != nil {
+		t.Fatalf("Options: %v", err)
+	}
 	opts.PollInterval = 20 * time.Millisecond
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()

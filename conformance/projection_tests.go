@@ -24,6 +24,7 @@ func projectionTests() []Test {
 		{"projection/declarations_refused_before_any_sql", testProjectionDeclarationsRefused},
 		{"projection/global_scope_one_read_model_every_worker", testProjectionGlobal},
 		{"projection/added_field_default_removed_field_ignored", testProjectionEvolution},
+		{"projection/chained_downstream_converges_on_upstream", testProjectionChained},
 	}
 }
 
@@ -117,7 +118,10 @@ func newProjRig(t T, env *Env) *projRig {
 // run runs the projection's consumer until the returned stop is called.
 func (r *projRig) run(t T, tweak func(*consumer.Options)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	opts := r.st.Options(consumer.EventStore(r.s, r.adv))
+	opts, err := r.st.Options(consumer.EventStore(r.s, r.adv))
+	if err != nil {
+		t.Fatalf("Options: %v", err)
+	}
 	opts.PollInterval = 20 * time.Millisecond
 	if tweak != nil {
 		tweak(&opts)

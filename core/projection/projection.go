@@ -84,6 +84,7 @@ type Projection[S any] struct {
 	codec     Codec
 	init      func(key string) S
 	listeners map[string]listener[S]
+	upstream  map[string]upstreamListener[S]
 	fields    []field[S]
 	convs     *Converters
 	errs      []error
@@ -137,7 +138,7 @@ func New[S any](name string, init func(key string) S, opts ...Option) *Projectio
 		o.convs = NewConverters()
 	}
 	p := &Projection[S]{name: name, scope: o.scope, table: o.table, typeName: o.typeName, codec: o.codec,
-		init: init, listeners: map[string]listener[S]{}, convs: o.convs}
+		init: init, listeners: map[string]listener[S]{}, upstream: map[string]upstreamListener[S]{}, convs: o.convs}
 	if name == "" || log.CheckKey(name).Fault != log.KeyOK {
 		p.fail("the name must be 1 to %d characters of valid UTF-8", log.MaxKeyLength)
 	}
@@ -208,8 +209,8 @@ func (p *Projection[S]) QueryTable() schema.QueryTable {
 // refuses to open on them before any SQL runs.
 func (p *Projection[S]) Check() error {
 	errs := append([]error(nil), p.errs...)
-	if len(p.listeners) == 0 {
-		errs = append(errs, &DeclarationError{Projection: p.name, What: "no listener: declare one with On or OnType"})
+	if len(p.listeners) == 0 && len(p.upstream) == 0 {
+		errs = append(errs, &DeclarationError{Projection: p.name, What: "no listener: declare one with On, OnType or OnReadModel"})
 	}
 	for i := range p.fields {
 		if err := p.fields[i].resolve(p.convs); err != nil {
@@ -219,12 +220,13 @@ func (p *Projection[S]) Check() error {
 	return errors.Join(errs...)
 }
 
-// key is the read model an event updates.
-func (p *Projection[S]) key(rec eventstore.Recorded) string {
+// key is the read model a message of key (an aggregate id, an upstream
+// read model's key) updates.
+func (p *Projection[S]) key(key string) string {
 	if p.scope == Global {
 		return p.name
 	}
-	return rec.AggregateID
+	return key
 }
 
 // PayloadError reports an event payload its listener's type cannot hold.
