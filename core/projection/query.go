@@ -128,11 +128,26 @@ func (s *Store[S]) FindUnique(ctx context.Context, column string, v any) (Item[S
 	if !f.decl.Unique {
 		return Item[S]{}, false, fmt.Errorf("projection %q, column %s: %w; use Find", s.p.name, column, ErrNotUnique)
 	}
-	page, err := s.Find(ctx, Query{Where: []Cond{Eq(column, v)}, Limit: 1})
-	if err != nil || len(page.Items) == 0 {
+	bv, err := s.bindValue(f, v)
+	if err != nil {
 		return Item[S]{}, false, err
 	}
-	return page.Items[0], true, nil
+	var it Item[S]
+	var payload sql.NullString
+	err = s.stmts.unique[strings.ToLower(f.decl.Column)].row(ctx, s.e, s.e.DB, map[string]any{"value": bv}).Scan(&it.Key, &payload)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Item[S]{}, false, nil
+	}
+	if err != nil {
+		return Item[S]{}, false, err
+	}
+	it.Value = s.p.init(it.Key)
+	if payload.Valid {
+		if err := s.p.codec.Unmarshal([]byte(payload.String), &it.Value); err != nil {
+			return Item[S]{}, false, fmt.Errorf("projection %q: read model %q does not decode: %w", s.p.name, it.Key, err)
+		}
+	}
+	return it, true, nil
 }
 
 // Count counts the read models matching every condition.

@@ -14,42 +14,20 @@ import (
 // table and column names, compiled once for the engine's placeholders.
 type statement struct{ c dialect.Compiled }
 
-func (st statement) args(binds map[string]any) ([]any, error) { return st.c.Args(binds) }
-
 func (st statement) exec(ctx context.Context, e *engine.Engine, q engine.Querier, binds map[string]any) (sql.Result, error) {
-	a, err := st.args(binds)
-	if err != nil {
-		return nil, err
-	}
-	if err := refuseReadOnly(e); err != nil {
-		return nil, err
-	}
-	r, err := q.ExecContext(ctx, st.c.SQL, a...)
-	return r, e.Errors.Wrap(err)
+	return e.ExecCompiled(ctx, q, st.c, binds)
 }
 
-func (st statement) row(ctx context.Context, e *engine.Engine, q engine.Querier, binds map[string]any) *sql.Row {
-	a, err := st.args(binds)
-	if err != nil {
-		// A bind missing from a core-written statement is a bug; QueryRow
-		// with no args then fails with the driver's count mismatch.
-		return q.QueryRowContext(ctx, st.c.SQL)
-	}
-	return q.QueryRowContext(ctx, st.c.SQL, a...)
-}
-
-func refuseReadOnly(e *engine.Engine) error {
-	if e.ReadOnly() {
-		return &engine.ReadOnlyError{Op: "a read-model write"}
-	}
-	return nil
+func (st statement) row(ctx context.Context, e *engine.Engine, q engine.Querier, binds map[string]any) engine.Row {
+	return e.QueryRowCompiled(ctx, q, st.c, binds)
 }
 
 // statements are the apply's statements of one query table.
 type statements struct {
 	load, insert, update, remove statement
 	insertEpoch, removeEpoch     statement
-	get                          statement
+	// unique finds a read model by a unique field's column (lower case).
+	unique map[string]statement
 }
 
 // fieldBind is the bind name of the i-th field (bind names are letters
@@ -77,7 +55,6 @@ func compileStatements[S any](e *engine.Engine, table string, fields []field[S])
 	texts[&st.load] = `SELECT q.message_id, r.payload FROM ${query_table} q
 LEFT JOIN ${read_model_capture_records_table} r ON r.id = q.message_id
 WHERE q.read_model_id = #{key}`
-	texts[&st.get] = texts[&st.load]
 	texts[&st.insert] = `INSERT INTO ${query_table} (read_model_id, message_id` + cols.String() +
 		`) VALUES (#{key}, #{message_id}` + binds.String() + `)`
 	texts[&st.update] = `UPDATE ${query_table} SET message_id = #{message_id}` + sets.String() +
@@ -86,6 +63,19 @@ WHERE q.read_model_id = #{key}`
 	texts[&st.insertEpoch] = `INSERT INTO ${read_model_epochs_table} (projection, read_model_key, epoch)
 VALUES (#{projection}, #{key}, #{epoch})`
 	texts[&st.removeEpoch] = `DELETE FROM ${read_model_epochs_table} WHERE projection = #{projection} AND read_model_key = #{key}`
+	st.unique = map[string]statement{}
+	for _, f := range fields {
+		if !f.decl.Unique {
+			continue
+		}
+		c, err := e.CompileText(`SELECT q.read_model_id, r.payload FROM ${query_table} q
+LEFT JOIN ${read_model_capture_records_table} r ON r.id = q.message_id
+WHERE q.`+f.decl.Column+` = #{value}`, map[string]string{"query_table": table})
+		if err != nil {
+			return st, fmt.Errorf("query table %s: %w", table, err)
+		}
+		st.unique[strings.ToLower(f.decl.Column)] = statement{c}
+	}
 	for dst, text := range texts {
 		c, err := e.CompileText(text, map[string]string{"query_table": table})
 		if err != nil {

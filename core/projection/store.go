@@ -119,7 +119,7 @@ func (s *Store[S]) load(ctx context.Context, q engine.Querier, key string) (curr
 		return cur, nil
 	}
 	if err != nil {
-		return cur, fmt.Errorf("projection %q: loading read model %q: %w", s.p.name, key, s.e.Errors.Wrap(err))
+		return cur, fmt.Errorf("projection %q: loading read model %q: %w", s.p.name, key, err)
 	}
 	cur.messageID = msgID.String
 	if !payload.Valid {
