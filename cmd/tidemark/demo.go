@@ -169,7 +169,10 @@ func runDemoThen(ctx context.Context, out io.Writer, c *config.Config, then func
 	for _, r := range evs {
 		fmt.Fprintf(out, "  %3d  %-16s %-6s #%d  %-18s partition %-2d %s\n", r.GlobalPosition, r.AggregateType, r.AggregateID, r.SequenceNo, r.Type, r.PartitionKey, r.Payload)
 	}
-	if err := runConsumerDemo(ctx, out, e, store, adv); err != nil || then == nil {
+	if err := runConsumerDemo(ctx, out, e, store, adv); err != nil {
+		return err
+	}
+	if err := runProjectionDemo(ctx, out, e, store); err != nil || then == nil {
 		return err
 	}
 	cfg := demoConfig(c)
@@ -196,5 +199,7 @@ func demoConfig(c *config.Config) engine.Config {
 			dc.Aggregates = append(dc.Aggregates, a)
 		}
 	}
-	return dc.EngineConfig()
+	ec := dc.EngineConfig()
+	ec.QueryTables = append(ec.QueryTables, demoQueryTables()...)
+	return ec
 }

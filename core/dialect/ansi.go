@@ -160,6 +160,10 @@ func ANSI() Catalogue {
 			Head: `INSERT INTO ${event_capture_records_table} (` + TopicColumns + `) VALUES `,
 			Row:  `(#{id}, #{global_position}, #{partition_key}, #{event_type}, #{event_revision}, #{payload}, #{metadata}, #{occurred_at}, #{message_key})`,
 		},
+		ReadModelInsert: RowInsert{
+			Head: `INSERT INTO ${read_model_capture_records_table} (` + ReadModelInsertColumns + `) VALUES `,
+			Row:  `(#{id}, #{topic}, #{topic_position}, #{partition_key}, #{read_model_key}, #{read_model_type}, #{payload}, #{metadata}, #{cascade_depth}, #{deleted}, #{occurred_at})`,
+		},
 		Locks:         LockForms{ForUpdate: " FOR UPDATE", Now: ansiNow},
 		Errors:        ansiErrorRules(),
 		Introspection: ansiIntrospection(),

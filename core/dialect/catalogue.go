@@ -42,7 +42,13 @@ type Catalogue struct {
 	// in insert order. NextSequence, CheckedSequence and ComputedTail do
 	// not apply.
 	CaptureInsert RowInsert `json:"capture_insert"`
-	Locks         LockForms `json:"locks"`
+	// ReadModelInsert is the read-model topics' publish statement, a
+	// RowInsert like CaptureInsert: a row binds ReadModelInsertBinds
+	// (#{topic_position} under CounterRow only); under SequenceXIDHorizon
+	// it draws the positions from the shared sequence and its Tail returns
+	// one row per message, (topic_position), in insert order.
+	ReadModelInsert RowInsert `json:"read_model_insert"`
+	Locks           LockForms `json:"locks"`
 	// Isolation is the isolation level the core asks for, per operation,
 	// when it begins a transaction of its own.
 	Isolation     Isolation        `json:"isolation"`

@@ -39,7 +39,10 @@ import (
 // 4: capture_insert, the capture topic's publish as a multi-row insert
 // (as event_insert), replacing the statements topic.insert and
 // topic.insert_drawn.
-const ContractVersion = 4
+//
+// 5: read_model_insert, the read-model topics' publish (a RowInsert like
+// capture_insert), and the rmtopic.* statements.
+const ContractVersion = 5
 
 // Dialect is what a plugin author implements. Every method has the shape
 // (ctx, Request) (Response, error) so the contract can grow by adding fields

@@ -51,6 +51,7 @@ type area struct {
 var areas = []area{
 	{"event store", [][]StatementSpec{schemaStatements, eventStoreStatements, positionStatements, hwmStatements}, ansiStatements},
 	{"topic", [][]StatementSpec{topicStatements}, ansiTopicStatements},
+	{"rmtopic", [][]StatementSpec{rmTopicStatements}, ansiRMTopicStatements},
 	{"consumer", [][]StatementSpec{consumerStatements}, ansiConsumerStatements},
 	{"skipped", [][]StatementSpec{skippedStatements}, ansiSkippedStatements},
 	{"lease", [][]StatementSpec{leaseStatements, leaseStatusStatements}, ansiLeaseStatements},

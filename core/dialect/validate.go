@@ -74,6 +74,7 @@ func (c *Catalogue) Validate() error {
 	v.statements()
 	v.eventInsert()
 	v.captureInsert()
+	v.readModelInsert()
 	v.templates()
 	v.settings()
 	v.completeness()
@@ -213,35 +214,42 @@ func (v *validator) eventInsert() {
 		v.template("event_insert.checked_sequence", ins.CheckedSequence, eventInsertSpec)
 	}
 	v.computedTail()
-	v.rowPositions("event_insert", ins)
+	v.rowPositions("event_insert", ins, "global_position")
 }
 
-// captureInsert checks the capture topic's insert: head and row, its
-// spec, the strategy's position bind, and none of the event insert's
-// sequence expressions.
+// captureInsert checks the capture topic's insert and readModelInsert the
+// read-model topics': head and row, the spec, the strategy's position
+// bind, and none of the event insert's sequence expressions.
 func (v *validator) captureInsert() {
-	ins := v.c.CaptureInsert
+	v.topicInsert("capture_insert", v.c.CaptureInsert, captureInsertSpec, "global_position")
+}
+
+func (v *validator) readModelInsert() {
+	v.topicInsert("read_model_insert", v.c.ReadModelInsert, readModelInsertSpec, "topic_position")
+}
+
+func (v *validator) topicInsert(name string, ins RowInsert, spec StatementSpec, posBind string) {
 	if ins.Head == "" || ins.Row == "" {
-		v.add("capture_insert", "", "head and row are required")
+		v.add(name, "", "head and row are required")
 		return
 	}
-	v.template("capture_insert", ins.Head+ins.Row+ins.Tail, captureInsertSpec)
+	v.template(name, ins.Head+ins.Row+ins.Tail, spec)
 	if ins.NextSequence != "" || ins.CheckedSequence != "" || ins.ComputedTail != "" {
-		v.add("capture_insert", "", "next_sequence, checked_sequence and computed_tail apply to the event insert only")
+		v.add(name, "", "next_sequence, checked_sequence and computed_tail apply to the event insert only")
 	}
-	v.rowPositions("capture_insert", ins)
+	v.rowPositions(name, ins, posBind)
 }
 
-// rowPositions checks who gives a RowInsert's rows their positions: the
-// core under CounterRow (the row binds #{global_position}), the insert
+// rowPositions checks who gives a RowInsert's rows their positions
+// (#{posBind}): the core under CounterRow (the row binds it), the insert
 // under SequenceXIDHorizon (it must not); and that MaxRows is not negative.
-func (v *validator) rowPositions(name string, ins RowInsert) {
+func (v *validator) rowPositions(name string, ins RowInsert, posBind string) {
 	binds := Binds(ins.Row)
 	switch {
-	case v.c.Positions == CounterRow && !slices.Contains(binds, "global_position"):
-		v.add(name, "#{global_position}", "a %s row binds the position the core allocated", CounterRow)
-	case v.c.Positions == SequenceXIDHorizon && slices.Contains(binds, "global_position"):
-		v.add(name, "#{global_position}", "under %s the database draws the position in the insert", SequenceXIDHorizon)
+	case v.c.Positions == CounterRow && !slices.Contains(binds, posBind):
+		v.add(name, "#{"+posBind+"}", "a %s row binds the position the core allocated", CounterRow)
+	case v.c.Positions == SequenceXIDHorizon && slices.Contains(binds, posBind):
+		v.add(name, "#{"+posBind+"}", "under %s the database draws the position in the insert", SequenceXIDHorizon)
 	}
 	if ins.MaxRows < 0 {
 		v.add(name, "max_rows", "negative")

@@ -67,6 +67,8 @@ type Engine struct {
 	prepared map[string]*sql.Stmt
 
 	writeMu sync.Mutex // LockWriter's
+	// queryTables are Config.QueryTables by projection, names resolved.
+	queryTables map[string]schema.QueryTable
 }
 
 // LockWriter queues a write of this process on an engine that runs one
@@ -156,6 +158,9 @@ func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*
 	// The whole naming plan is checked here, before any SQL runs.
 	steps, err := schema.Plan(e.Cat, e.Names, cfg.QueryTables, cfg.Names.Prefixes[dialect.AreaCQRS])
 	if err != nil {
+		return nil, err
+	}
+	if err := e.resolveQueryTables(cfg); err != nil {
 		return nil, err
 	}
 	if err := e.readStatementLimit(ctx, db); err != nil {

@@ -49,6 +49,10 @@ type Positions interface {
 	// the last one (the first is that minus n-1). Under SequenceXIDHorizon
 	// the insert draws the positions and Allocate is never called.
 	Allocate(ctx context.Context, q Querier, table string, n int) (int64, error)
+	// AllocateTopic is Allocate on topic's row of the per-topic position
+	// object (ReadModelPositions) under CounterRow; never called under
+	// SequenceXIDHorizon, where the insert draws from the shared sequence.
+	AllocateTopic(ctx context.Context, q Querier, topic string, n int) (int64, error)
 	// CommittedEnd returns the highest position handed out for table.
 	CommittedEnd(ctx context.Context, q Querier, table string) (int64, error)
 	// Prepare is the startup work of obj (named table): seed a counter row,
@@ -97,38 +101,58 @@ func (c *counterRow) CommittedEnd(ctx context.Context, q Querier, table string) 
 	return committedEnd(ctx, c.e, q, table)
 }
 
-// Allocate takes the counter in the declared lock form and returns its new
-// value: from PositionAllocate's row, from the result's LastInsertId
-// (AllocatedInResult), or from PositionAllocated.
+// counterStatements are the statements of one counter row: a position
+// object's single row, or one topic's row of the per-topic object.
+type counterStatements struct{ lock, allocate, allocated dialect.StatementID }
+
+var (
+	oneRowCounter = counterStatements{dialect.PositionLock, dialect.PositionAllocate, dialect.PositionAllocated}
+	topicCounter  = counterStatements{dialect.RMTopicLock, dialect.RMTopicAllocate, dialect.RMTopicAllocated}
+)
+
+// Allocate takes table's counter; see allocate.
 func (c *counterRow) Allocate(ctx context.Context, q Querier, table string, n int) (int64, error) {
+	return c.allocate(ctx, q, oneRowCounter, counterNames{lock: "the position counter " + table}, positionTables(table), map[string]any{"count": n})
+}
+
+// AllocateTopic takes topic's row of the per-topic counter; see allocate.
+func (c *counterRow) AllocateTopic(ctx context.Context, q Querier, topic string, n int) (int64, error) {
+	return c.allocate(ctx, q, topicCounter, counterNames{lock: "the position counter of topic " + topic, of: " of topic " + topic}, nil, map[string]any{"count": n, "topic": topic})
+}
+
+// counterNames name a counter row in allocate's errors.
+type counterNames struct{ lock, of string }
+
+// allocate takes a counter row in the declared lock form and returns its
+// new value: from the allocate statement's row, from the result's
+// LastInsertId (AllocatedInResult), or from the allocated statement.
+func (c *counterRow) allocate(ctx context.Context, q Querier, st counterStatements, what counterNames, tables map[string]string, args map[string]any) (int64, error) {
 	if err := c.e.refuse("allocating positions"); err != nil {
 		return 0, err
 	}
-	tables := positionTables(table)
-	args := map[string]any{"count": n}
 	if c.settings.CounterLock == dialect.CounterLockFirst {
-		if _, err := c.e.Exec(ctx, q, dialect.PositionLock, tables, args); err != nil {
-			return 0, fmt.Errorf("locking the position counter %s: %w", table, err)
+		if _, err := c.e.Exec(ctx, q, st.lock, tables, args); err != nil {
+			return 0, fmt.Errorf("locking %s: %w", what.lock, err)
 		}
 	}
 	var end int64
-	if !c.e.Has(dialect.PositionAllocated) {
-		if err := c.e.QueryRow(ctx, q, dialect.PositionAllocate, tables, args).Scan(&end); err != nil {
-			return 0, fmt.Errorf("allocating positions: %w", err)
+	if !c.e.Has(st.allocated) {
+		if err := c.e.QueryRow(ctx, q, st.allocate, tables, args).Scan(&end); err != nil {
+			return 0, fmt.Errorf("allocating positions%s: %w", what.of, err)
 		}
 		return end, nil
 	}
-	r, err := c.e.Exec(ctx, q, dialect.PositionAllocate, tables, args)
+	r, err := c.e.Exec(ctx, q, st.allocate, tables, args)
 	if err != nil {
-		return 0, fmt.Errorf("allocating positions: %w", err)
+		return 0, fmt.Errorf("allocating positions%s: %w", what.of, err)
 	}
 	if c.settings.AllocatedInResult {
 		if end, err := r.LastInsertId(); err == nil && end > 0 {
 			return end, nil
 		}
 	}
-	if err := c.e.QueryRow(ctx, q, dialect.PositionAllocated, tables, args).Scan(&end); err != nil {
-		return 0, fmt.Errorf("reading allocated positions: %w", err)
+	if err := c.e.QueryRow(ctx, q, st.allocated, tables, args).Scan(&end); err != nil {
+		return 0, fmt.Errorf("reading allocated positions%s: %w", what.of, err)
 	}
 	return end, nil
 }
@@ -153,6 +177,10 @@ type sequenceHorizon struct{ e *Engine }
 func (*sequenceHorizon) Strategy() dialect.PositionStrategy { return dialect.SequenceXIDHorizon }
 
 func (*sequenceHorizon) Allocate(context.Context, Querier, string, int) (int64, error) {
+	return 0, errors.New("positions are drawn by the insert under " + string(dialect.SequenceXIDHorizon))
+}
+
+func (*sequenceHorizon) AllocateTopic(context.Context, Querier, string, int) (int64, error) {
 	return 0, errors.New("positions are drawn by the insert under " + string(dialect.SequenceXIDHorizon))
 }
 
@@ -208,4 +236,17 @@ func (e *Engine) preparePositions(ctx context.Context, q Querier, cfg Config) er
 // position sequence is not CACHE 1 (nil for a counter).
 func (e *Engine) CheckSequenceCache(ctx context.Context) error {
 	return e.Positions.Check(ctx, e.Names.Shared[EventStorePositions.Placeholder])
+}
+
+// SeedTopicPosition inserts topic's row of the per-topic position object
+// (ReadModelPositions) at 0 unless it exists, never overwriting it; under
+// SequenceXIDHorizon, where every topic shares one sequence, it does nothing.
+func (e *Engine) SeedTopicPosition(ctx context.Context, q Querier, topic string) error {
+	if e.Positions.Strategy() != dialect.CounterRow {
+		return nil
+	}
+	if err := e.seedExec(ctx, q, dialect.RMTopicSeed, nil, map[string]any{"topic": topic}); err != nil {
+		return fmt.Errorf("seeding the position counter of topic %s: %w", topic, err)
+	}
+	return nil
 }

@@ -291,6 +291,33 @@ func (e *Engine) QueryRow(ctx context.Context, q Querier, id dialect.StatementID
 	if err != nil {
 		return errRow{err}
 	}
+	return e.queryRow(ctx, q, s, a)
+}
+
+// ExecCompiled runs a statement the core wrote itself (compiled once with
+// CompileText) on q, prepared and classified as Exec's are; a read-only
+// engine refuses it before any SQL.
+func (e *Engine) ExecCompiled(ctx context.Context, q Querier, c dialect.Compiled, args map[string]any) (sql.Result, error) {
+	if err := e.refuse("a statement"); err != nil {
+		return nil, err
+	}
+	a, err := c.Args(args)
+	if err != nil {
+		return nil, err
+	}
+	return e.exec(ctx, q, c.SQL, a)
+}
+
+// QueryRowCompiled is QueryRow for a statement compiled with CompileText.
+func (e *Engine) QueryRowCompiled(ctx context.Context, q Querier, c dialect.Compiled, args map[string]any) Row {
+	a, err := c.Args(args)
+	if err != nil {
+		return errRow{err}
+	}
+	return e.queryRow(ctx, q, c.SQL, a)
+}
+
+func (e *Engine) queryRow(ctx context.Context, q Querier, s string, a []any) Row {
 	if st := e.stmtOn(ctx, q, s); st != nil {
 		retry := func() *sql.Row {
 			if st := e.stmtOn(ctx, q, s); st != nil {

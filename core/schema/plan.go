@@ -157,6 +157,9 @@ func Plan(cat *dialect.Catalogue, names *Names, queries []QueryTable, cqrsPrefix
 	if err := checkNamingRule(cat); err != nil {
 		return nil, err
 	}
+	if err := checkQueryTablesDistinct(cat, queries, cqrsPrefix); err != nil {
+		return nil, err
+	}
 	np := &namePlan{cat: cat}
 	np.addNames(names)
 	steps, err := planSteps(cat, names, queries, cqrsPrefix, np)

@@ -64,3 +64,35 @@ func (e *MissingHistoryError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrMissingHistory) hold.
 func (e *MissingHistoryError) Unwrap() error { return ErrMissingHistory }
+
+// InvalidTopicNameError is a read-model topic name the topic column (or
+// its source name) cannot hold, refused before any SQL.
+type InvalidTopicNameError struct {
+	Name   string
+	Reason string
+}
+
+func (e *InvalidTopicNameError) Error() string {
+	return fmt.Sprintf("read-model topic name %q %s", e.Name, e.Reason)
+}
+
+// ErrNoRecord is wrapped by *NoRecordError.
+var ErrNoRecord = errors.New("no such record")
+
+// NoRecordError is a read-model record that is not there: no message with
+// ID (ReadByID), or none of Key (Latest), on Topic.
+type NoRecordError struct {
+	Topic string
+	ID    string // set by ReadByID
+	Key   string // set by Latest
+}
+
+func (e *NoRecordError) Error() string {
+	if e.ID != "" {
+		return fmt.Sprintf("read-model topic %s: no message %s", e.Topic, e.ID)
+	}
+	return fmt.Sprintf("read-model topic %s: no message of key %q", e.Topic, e.Key)
+}
+
+// Unwrap makes errors.Is(err, ErrNoRecord) hold.
+func (e *NoRecordError) Unwrap() error { return ErrNoRecord }

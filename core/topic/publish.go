@@ -3,18 +3,14 @@ package topic
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/log"
-	"github.com/tidemarkdb/tidemark/core/log/position"
-	"github.com/tidemarkdb/tidemark/core/stmt"
 	"github.com/tidemarkdb/tidemark/internal/jsonvalid"
 )
 
@@ -142,11 +138,17 @@ func checkMessage(i int, m Message) error {
 	if err := checkKey(i, "type", m.Type); err != nil {
 		return err
 	}
+	return checkDocuments(i, m.Payload, m.Metadata)
+}
+
+// checkDocuments refuses a payload (required) or metadata (nil for none)
+// that is not a JSON document a text column stores faithfully.
+func checkDocuments(i int, payload, metadata []byte) error {
 	for _, f := range []struct {
 		name string
 		b    []byte
 		opt  bool
-	}{{"payload", m.Payload, false}, {"metadata", m.Metadata, true}} {
+	}{{"payload", payload, false}, {"metadata", metadata, true}} {
 		if f.opt && f.b == nil {
 			continue
 		}
@@ -209,65 +211,9 @@ func (t *Topic) publish(ctx context.Context, q engine.Querier, rows []row) ([]in
 }
 
 func (t *Topic) insert(ctx context.Context, q engine.Querier, rows []row) ([]int64, error) {
-	reserved, err := t.positions.Reserve(ctx, q, len(rows), position.Reservation{}, nil)
-	if err != nil {
-		return nil, err
-	}
-	pos := make([]int64, len(rows))
-	draws := !reserved.Held()
-	if draws && t.e.Has(dialect.PositionBeginXID) {
-		if _, err := stmt.ExecPositionBeginXID(ctx, t.e, q); err != nil {
-			return nil, err
-		}
-	}
-	shape := engine.InsertShape{Tables: t.insertTables}
-	chunk := t.records.MaxRows(shape)
 	vals := make([][]any, len(rows))
 	for i := range rows {
-		if !draws {
-			pos[i] = reserved.Position(i)
-			rows[i][bGlobalPosition] = pos[i]
-		}
 		vals[i] = rows[i][:]
 	}
-	for from := 0; from < len(rows); from += chunk {
-		to := min(from+chunk, len(rows))
-		if !draws {
-			if _, err := t.records.Exec(ctx, q, shape, vals[from:to]); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if err := t.drawn(ctx, q, shape, vals[from:to], pos[from:to]); err != nil {
-			return nil, err
-		}
-	}
-	return pos, nil
-}
-
-// drawn runs one chunk whose positions the insert draws and returns, one
-// row per message in insert order, into pos.
-func (t *Topic) drawn(ctx context.Context, q engine.Querier, shape engine.InsertShape, vals [][]any, pos []int64) error {
-	rs, err := t.records.Query(ctx, q, shape, vals)
-	if err != nil {
-		return err
-	}
-	defer rs.Close()
-	i := 0
-	for rs.Next() {
-		if i >= len(pos) {
-			return errors.New("capture insert returned more rows than it inserted")
-		}
-		if err := rs.Scan(&pos[i]); err != nil {
-			return t.e.Errors.Wrap(err)
-		}
-		i++
-	}
-	if err := rs.Err(); err != nil {
-		return t.e.Errors.Wrap(err)
-	}
-	if i != len(pos) {
-		return fmt.Errorf("capture insert returned %d rows for %d messages", i, len(pos))
-	}
-	return nil
+	return t.ins.run(ctx, q, vals)
 }

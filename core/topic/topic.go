@@ -1,12 +1,13 @@
-// Package topic is the capture topic: non-event-sourced messages published
-// to EVENT_CAPTURE_RECORDS, numbered by their own position object
+// Package topic is the topics that are not the event store: the capture
+// topic (Topic), non-event-sourced messages published to
+// EVENT_CAPTURE_RECORDS, numbered by their own position object
 // (EVENT_CAPTURE_GLOBAL_POSITION) through the engine's position seam,
 // readable up to the topic's own high-water mark, and deleted by retention
-// no further than the slowest consumer checkpoint on the topic.
-//
-// The package is named for what it implements, a topic, not for the
-// capture tap that feeds it: the read-model topics (READ_MODEL_CAPTURE_*)
-// share its publish/read/retention shape and can join it here.
+// no further than the slowest consumer checkpoint on the topic; and the
+// read-model topics (ReadModelTopic), a projection's states published in
+// its apply's transaction to READ_MODEL_CAPTURE_RECORDS, many topics in one
+// table. Both publish through one insert (logInsert) and read through
+// core/log.
 package topic
 
 import (
@@ -75,10 +76,8 @@ type Topic struct {
 	// counter row) or the engine runs one writer at a time (SQLite).
 	writeMu sync.Mutex
 	nudger  func()
-	// records is the capture insert (Catalogue.CaptureInsert), filled with
-	// insertTables.
-	records      *engine.Insert
-	insertTables map[string]string
+	// ins is the capture insert (Catalogue.CaptureInsert).
+	ins *logInsert
 }
 
 // New returns the capture topic of e and seeds its mark row at 0 when it
@@ -87,8 +86,9 @@ type Topic struct {
 func New(ctx context.Context, e *engine.Engine) (*Topic, error) {
 	t := &Topic{e: e, name: CaptureTopic, posTable: e.Names.Shared[engine.CapturePositions.Placeholder]}
 	t.positions = position.Of(e).Writer(engine.CapturePositions)
-	t.records = e.NewInsert("capture insert", e.Cat.CaptureInsert, dialect.CaptureInsertBinds)
-	t.insertTables = map[string]string{"event_capture_global_position_table": t.posTable}
+	t.ins = &logInsert{e: e, name: "capture insert", positions: t.positions, slot: bGlobalPosition,
+		records: e.NewInsert("capture insert", e.Cat.CaptureInsert, dialect.CaptureInsertBinds),
+		shape:   engine.InsertShape{Tables: map[string]string{"event_capture_global_position_table": t.posTable}}}
 	if e.ReadOnly() {
 		if _, err := e.ReadMarkRow(ctx, e.DB, t.name); errors.Is(err, sql.ErrNoRows) {
 			return nil, &engine.SchemaMissingError{What: "the high-water-mark row of topic " + t.name, Cause: err}

@@ -47,6 +47,7 @@ func Catalogue() dialect.Catalogue {
 	// Firebird 3 has no multi-row VALUES: one row per INSERT.
 	c.EventInsert.MaxRows = 1
 	c.CaptureInsert.MaxRows = 1
+	c.ReadModelInsert.MaxRows = 1
 	// The counter's retry (positionAllocate) is sound only in READ
 	// COMMITTED: declared, not left to the driver's default.
 	// ReadWriteReads: firebirdsql runs a connection's autocommit statements
@@ -98,6 +99,10 @@ func Catalogue() dialect.Catalogue {
 
 	st[dialect.PositionAllocate] = positionAllocate
 	delete(st, dialect.PositionAllocated)
+	st[dialect.RMTopicSeed] = `MERGE INTO ${read_model_capture_positions_table} t USING (SELECT CAST(#{topic} AS VARCHAR(255)) AS topic FROM RDB$DATABASE) s ON t.topic = s.topic ` +
+		`WHEN NOT MATCHED THEN INSERT (topic, val) VALUES (s.topic, 0)`
+	st[dialect.RMTopicAllocate] = rmTopicAllocate
+	delete(st, dialect.RMTopicAllocated)
 
 	// Lease expiry: DATEADD instead of interval arithmetic.
 	expiry := `DATEADD(CAST(#{lease_millis} AS BIGINT) MILLISECOND TO CURRENT_TIMESTAMP)`
@@ -297,3 +302,23 @@ func queryColumns() dialect.QueryColumnTypes {
 func autonomous(stmt string) string {
 	return guarded("SELECT 1 FROM RDB$DATABASE WHERE 1 = 0", stmt)
 }
+
+// rmTopicAllocate is positionAllocate on a read-model topic's row of the
+// per-topic counter table.
+const rmTopicAllocate = `EXECUTE BLOCK (n BIGINT = #{count}, tp VARCHAR(255) = #{topic}) RETURNS (v BIGINT) AS
+DECLARE tries INTEGER = 0;
+BEGIN
+  WHILE (TRUE) DO
+  BEGIN
+    tries = tries + 1;
+    BEGIN
+      UPDATE ${read_model_capture_positions_table} SET val = val + :n WHERE topic = :tp RETURNING val INTO :v;
+      LEAVE;
+      WHEN GDSCODE deadlock DO
+      BEGIN
+        IF (tries >= 100) THEN EXCEPTION;
+      END
+    END
+  END
+  SUSPEND;
+END`

@@ -21,6 +21,8 @@ func statements() map[dialect.StatementID]string {
 	})
 	// The counter's new value comes back from the UPDATE itself (FINAL TABLE).
 	delete(st, dialect.PositionAllocated)
+	st[dialect.RMTopicAllocate] = `SELECT val FROM FINAL TABLE (UPDATE ${read_model_capture_positions_table} SET val = val + #{count} WHERE topic = #{topic})`
+	delete(st, dialect.RMTopicAllocated)
 	// H2 cannot read the last index entry under an id: ANSI's per-id MAX
 	// scans the id's range twice per branch (3.2 million rows read for 16
 	// binds of one 100,000-event stream), a top-1 ORDER BY … DESC once

@@ -40,6 +40,10 @@ func statements() map[dialect.StatementID]string {
 		dialect.PositionAllocated: `SELECT LAST_INSERT_ID()`,
 		dialect.HWMSeed:           `INSERT INTO ${high_water_mark_store_table} (topic_name, high_water_mark, topic_start) VALUES (#{topic}, 0, 0) ON DUPLICATE KEY UPDATE topic_name = topic_name`,
 		dialect.DatabaseNow:       `SELECT ` + now,
+
+		dialect.RMTopicSeed:      `INSERT INTO ${read_model_capture_positions_table} (topic, val) VALUES (#{topic}, 0) ON DUPLICATE KEY UPDATE topic = topic`,
+		dialect.RMTopicAllocate:  `UPDATE ${read_model_capture_positions_table} SET val = LAST_INSERT_ID(val + #{count}) WHERE topic = #{topic}`,
+		dialect.RMTopicAllocated: `SELECT LAST_INSERT_ID()`,
 	})
 	return st
 }

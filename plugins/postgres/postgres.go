@@ -47,6 +47,7 @@ func Catalogue() dialect.Catalogue {
 	c.Statements = statements()
 	c.EventInsert = eventInsert()
 	c.CaptureInsert = captureInsert()
+	c.ReadModelInsert = readModelInsert()
 	c.Locks.SkipLocked = true
 	c.Locks.Now = "now()"
 	c.Errors = errorRules()

@@ -48,6 +48,7 @@ func statements() map[dialect.StatementID]string {
 		dialect.EndHorizon:  endHorizon,
 		dialect.DatabaseNow: `SELECT ` + clock,
 	})
+	rmTopicStatements(st)
 	return st
 }
 

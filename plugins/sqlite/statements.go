@@ -28,6 +28,10 @@ func statements() map[dialect.StatementID]string {
 		dialect.PositionAllocate: `UPDATE ${position_table} SET val = val + #{count} WHERE id = 1 RETURNING val`,
 		dialect.HWMSeed:          `INSERT INTO ${high_water_mark_store_table} (topic_name, high_water_mark, topic_start) VALUES (#{topic}, 0, 0) ON CONFLICT (topic_name) DO NOTHING`,
 		dialect.DatabaseNow:      `SELECT ` + now,
+
+		dialect.RMTopicSeed:     `INSERT INTO ${read_model_capture_positions_table} (topic, val) VALUES (#{topic}, 0) ON CONFLICT (topic) DO NOTHING`,
+		dialect.RMTopicAllocate: `UPDATE ${read_model_capture_positions_table} SET val = val + #{count} WHERE topic = #{topic} RETURNING val`,
 	})
+	delete(st, dialect.RMTopicAllocated)
 	return st
 }

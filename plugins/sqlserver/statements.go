@@ -43,7 +43,14 @@ func statements() map[dialect.StatementID]string {
 		dialect.HWMSeed: `INSERT INTO ${high_water_mark_store_table} (topic_name, high_water_mark, topic_start) SELECT #{topic}, 0, 0 ` +
 			`WHERE NOT EXISTS (SELECT 1 FROM ${high_water_mark_store_table} WITH (UPDLOCK, HOLDLOCK) WHERE topic_name = #{topic})`,
 		dialect.DatabaseNow: `SELECT ` + now,
+
+		dialect.RMTopicSeed: `INSERT INTO ${read_model_capture_positions_table} (topic, val) SELECT #{topic}, 0 ` +
+			`WHERE NOT EXISTS (SELECT 1 FROM ${read_model_capture_positions_table} WITH (UPDLOCK, HOLDLOCK) WHERE topic = #{topic})`,
+		dialect.RMTopicAllocate: `UPDATE ${read_model_capture_positions_table} WITH (UPDLOCK, HOLDLOCK) SET val = val + #{count} OUTPUT inserted.val WHERE topic = #{topic}`,
+		dialect.RMTopicLatest: `SELECT TOP (1) ` + dialect.ReadModelColumns + ` FROM ${read_model_capture_records_table} ` +
+			`WHERE topic = #{topic} AND read_model_key = #{key} ORDER BY topic_position DESC`,
 	})
+	delete(st, dialect.RMTopicAllocated)
 	topicStatements(st)
 	return st
 }

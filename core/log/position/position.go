@@ -41,6 +41,10 @@ type Strategy interface {
 	Name() dialect.PositionStrategy
 	// Writer is the write side for the position object obj.
 	Writer(obj engine.PositionObject) Writer
+	// TopicWriter is the write side for topic's positions in the per-topic
+	// position object (engine.ReadModelPositions): its own counter row, or
+	// the sequence every topic shares.
+	TopicWriter(topic string) Writer
 	// Frontier is the advancer's side for the position object in opts.
 	Frontier(opts FrontierOptions) Frontier
 }
@@ -121,6 +125,10 @@ func (c counterStrategy) Writer(obj engine.PositionObject) Writer {
 	return counterWriter{e: c.e, obj: obj}
 }
 
+func (c counterStrategy) TopicWriter(topic string) Writer {
+	return counterWriter{e: c.e, obj: engine.ReadModelPositions, topic: topic}
+}
+
 func (c counterStrategy) Frontier(opts FrontierOptions) Frontier {
 	return &counterFrontier{e: c.e, table: opts.Table, reports: c.reportsCommitted(opts.Table)}
 }
@@ -141,9 +149,14 @@ func (c counterStrategy) reportsCommitted(table string) bool {
 type counterWriter struct {
 	e   *engine.Engine
 	obj engine.PositionObject
+	// topic names the row of a per-topic object.
+	topic string
 }
 
 func (w counterWriter) allocate(ctx context.Context, q engine.Querier, n int) (int64, error) {
+	if w.obj.PerTopic {
+		return w.e.Positions.AllocateTopic(ctx, q, w.topic, n)
+	}
 	return w.e.Positions.Allocate(ctx, q, w.e.Names.Shared[w.obj.Placeholder], n)
 }
 
@@ -186,8 +199,8 @@ func (w counterWriter) Resize(ctx context.Context, q engine.Querier, r Reservati
 // Committed: each append holds the counter row locked until it commits or
 // rolls back (handing its positions on), so whoever drew a lower position
 // was done before the highest one was drawn.
-func (counterWriter) Committed(positions []int64) (int64, bool) {
-	if len(positions) == 0 {
+func (w counterWriter) Committed(positions []int64) (int64, bool) {
+	if len(positions) == 0 || w.obj.PerTopic {
 		return 0, false
 	}
 	return slices.Max(positions), true
@@ -199,6 +212,8 @@ type horizonStrategy struct{ e *engine.Engine }
 func (horizonStrategy) Name() dialect.PositionStrategy { return dialect.SequenceXIDHorizon }
 
 func (horizonStrategy) Writer(engine.PositionObject) Writer { return drawnWriter{} }
+
+func (horizonStrategy) TopicWriter(string) Writer { return drawnWriter{} }
 
 func (h horizonStrategy) Frontier(opts FrontierOptions) Frontier {
 	if opts.Logger == nil {

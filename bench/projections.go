@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/projection"
+	"github.com/tidemarkdb/tidemark/core/schema"
+)
+
+var (
+	flagProjEvents  = flag.Int("projection-events", 20000, "events (one per aggregate: as many read models) of the projection cell")
+	flagProjLookups = flag.Int("projection-lookups", 2000, "finder lookups of the projection cell, each side")
+)
+
+// benchAccount is the projection cell's read model: one per aggregate,
+// its key copied into a unique query column, a deposit count in another.
+type benchAccount struct {
+	ID       string  `json:"id"`
+	Amount   float64 `json:"amount"`
+	Deposits int64   `json:"deposits"`
+}
+
+type benchDeposited struct {
+	Amount float64 `json:"amount"`
+}
+
+func benchProjection() *projection.Projection[benchAccount] {
+	p := projection.New("bench-accounts", func(id string) benchAccount { return benchAccount{ID: id} })
+	projection.OnType(p, "bench.Deposited", func(e projection.Event[benchDeposited], s *benchAccount) error {
+		s.Amount += e.Value.Amount
+		s.Deposits++
+		return nil
+	})
+	projection.Field(p, "account_id", projection.Text, func(s *benchAccount) string { return s.ID }, projection.Unique())
+	projection.Field(p, "deposits", projection.Integer, func(s *benchAccount) int64 { return s.Deposits })
+	return p
+}
+
+// projectionCell: events → read models per second against a Transactional
+// no-op consumer over the same events (both one transaction per event),
+// then FindUnique against the same lookup written by hand, alternated.
+func projectionCell(ctx context.Context, tg target, fresh func() (*bench, string, error)) error {
+	n := *flagProjEvents
+	b, _, err := fresh()
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if err := appendStreams(ctx, b, n, 1); err != nil {
+		return err
+	}
+	if err := b.publish(ctx); err != nil {
+		return err
+	}
+	p := benchProjection()
+	e, err := engine.Open(ctx, b.db, *b.e.Cat, engine.Config{QueryTables: []schema.QueryTable{p.QueryTable()}})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	st, err := projection.Open(ctx, e, p)
+	if err != nil {
+		return err
+	}
+	noop, _, err := runnerRate(ctx, b, "projection-noop", true, n)
+	if err != nil {
+		return err
+	}
+	opts, err := st.Options(consumer.EventStore(eventstore.New(e, nil), nil))
+	if err != nil {
+		return err
+	}
+	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), opts)
+	if err != nil {
+		return err
+	}
+	start, total := time.Now(), 0
+	for total < n {
+		k, err := r.Poll(ctx)
+		if err != nil {
+			return err
+		}
+		if k == 0 {
+			break
+		}
+		total += k
+	}
+	if total != n {
+		return fmt.Errorf("projection applied %d of %d events", total, n)
+	}
+	proj := float64(n) / time.Since(start).Seconds()
+	models, err := st.Count(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("   projection catch-up, %d events → %d read models: %8.0f ev/s vs Transactional no-op consumer %8.0f ev/s  ratio %.2f (target ≥ 0.5)\n",
+		n, models, proj, noop, proj/noop)
+	return finderCell(ctx, e, st)
+}
+
+// finderCell times FindUnique and the hand-written statement it stands for
+// (one indexed lookup joined to its message), alternated over the same
+// random keys.
+func finderCell(ctx context.Context, e *engine.Engine, st *projection.Store[benchAccount]) error {
+	page, err := st.Find(ctx, projection.Query{Limit: 100000})
+	if err != nil {
+		return err
+	}
+	keys := make([]string, len(page.Items))
+	for i, it := range page.Items {
+		keys[i] = it.Key
+	}
+	if len(keys) == 0 {
+		return fmt.Errorf("no read models")
+	}
+	hand, err := e.CompileText(`SELECT q.read_model_id, r.payload FROM ${query_table} q
+LEFT JOIN ${read_model_capture_records_table} r ON r.id = q.message_id WHERE q.account_id = #{id}`,
+		map[string]string{"query_table": st.Table()})
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var tf, th []time.Duration
+	for range *flagProjLookups {
+		k := keys[rng.IntN(len(keys))]
+		t0 := time.Now()
+		if _, ok, err := st.FindUnique(ctx, "account_id", k); err != nil || !ok {
+			return fmt.Errorf("FindUnique(%s): %v, %v", k, ok, err)
+		}
+		t1 := time.Now()
+		args, err := hand.Args(map[string]any{"id": k})
+		if err != nil {
+			return err
+		}
+		var id, payload string
+		if err := e.DB.QueryRowContext(ctx, hand.SQL, args...).Scan(&id, &payload); err != nil {
+			return err
+		}
+		tf, th = append(tf, t1.Sub(t0)), append(th, time.Since(t1))
+	}
+	pf, ph := p50(tf), p50(th)
+	fmt.Printf("   finder FindUnique over %d read models: p50 %v vs hand-written SQL %v  ratio %.2f (target ≥ 0.9)\n",
+		len(keys), pf, ph, float64(ph)/float64(pf))
+	return nil
+}
+
+func p50(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}

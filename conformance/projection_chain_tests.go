@@ -1,0 +1,90 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/core/projection"
+	"github.com/tidemarkdb/tidemark/core/schema"
+	"github.com/tidemarkdb/tidemark/core/topic"
+)
+
+// projTotals is a Global read model over the account read models.
+type projTotals struct {
+	Balances map[string]string `json:"balances"`
+}
+
+// testProjectionChained: a downstream projection listens to an upstream
+// projection's read-model topic and converges on its read models: every
+// state in order per read model, tombstones included; its own messages
+// carry cascade depth 2.
+func testProjectionChained(t T, env *Env) {
+	cfg := defaultConfig(env)
+	cfg.QueryTables = append(cfg.QueryTables, schema.QueryTable{Projection: "bank-totals"})
+	e := openEngine(t, env, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := &projRig{e: e}
+	r.adv = hwm.New(e, hwm.Options{PollInterval: 10 * time.Millisecond})
+	go func() { _ = r.adv.Run(ctx) }()
+	r.s = eventstore.New(e, r.adv)
+	var err error
+	if r.st, err = projection.Open(ctx, e, accountProjection(env)); err != nil {
+		t.Fatalf("projection.Open (upstream): %v", err)
+	}
+	down := projection.New("bank-totals", func(string) projTotals { return projTotals{Balances: map[string]string{}} },
+		projection.WithScope(projection.Global))
+	projection.OnReadModel(down, "account-summary", func(rm projection.ReadModel[projAccount], s *projTotals) error {
+		if rm.Deleted {
+			delete(s.Balances, rm.Key)
+		} else {
+			s.Balances[rm.Key] = rm.Value.Balance
+		}
+		return nil
+	})
+	dst, err := projection.Open(ctx, e, down)
+	if err != nil {
+		t.Fatalf("projection.Open (downstream): %v", err)
+	}
+	// The read-model topics' mark: advanced where one sequence numbers
+	// every topic, the committed counter elsewhere (nil advancer).
+	var waker consumer.Source = consumer.ReadModelTopic(r.st.Topic(), nil)
+	if adv := topic.ReadModelAdvancer(e, hwm.Options{PollInterval: 10 * time.Millisecond}); adv != nil {
+		go func() { _ = adv.Run(ctx) }()
+		waker = consumer.ReadModelTopic(r.st.Topic(), adv)
+	}
+	if _, err := dst.Options(consumer.EventStore(r.s, r.adv)); err == nil {
+		t.Errorf("downstream Options with an event-store source it does not listen to: want an error")
+	}
+	opts, err := dst.Options(waker)
+	if err != nil {
+		t.Fatalf("Options: %v", err)
+	}
+	opts.PollInterval = 20 * time.Millisecond
+	run, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = run.Run(ctx) }()
+	r.run(t, nil)
+	r.append(t, "bank.Account", "t-1", projOpened{Rank: 1}, projDeposited{"10"})
+	r.append(t, "bank.Account", "t-2", projOpened{Rank: 1}, projDeposited{"5"})
+	r.append(t, "bank.Account", "t-3", projOpened{Rank: 1}, projDeposited{"1"}, projClosed{})
+	r.append(t, "bank.Account", "t-1", projDeposited{"2.5"})
+	want := map[string]string{"t-1": "12.50", "t-2": "5.00"}
+	var got projTotals
+	waitForOr(t, "bank-totals to converge", func() bool {
+		v, ok, err := dst.Get(ctx, "bank-totals")
+		got = v
+		return err == nil && ok && reflect.DeepEqual(v.Balances, want)
+	}, func() string { return fmt.Sprintf("bank-totals %v", got.Balances) })
+	rec, err := dst.Topic().Latest(ctx, e.DB, "bank-totals")
+	if err != nil || rec.CascadeDepth != 2 {
+		t.Errorf("bank-totals' latest message: depth %d (%v), want 2", rec.CascadeDepth, err)
+	}
+}

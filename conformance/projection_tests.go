@@ -1,0 +1,182 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/hwm"
+	"github.com/tidemarkdb/tidemark/core/projection"
+)
+
+func projectionTests() []Test {
+	return []Test{
+		{"projection/apply_get_and_find_by_every_kind", testProjectionApplyFind},
+		{"projection/delete_removes_row_and_publishes_tombstone", testProjectionDelete},
+		{"projection/restart_applies_each_event_once", testProjectionRestart},
+		{"projection/keyset_pages_with_nulls_both_directions", testProjectionPages},
+		{"projection/concurrent_applies_on_one_read_model_lose_nothing", testProjectionConflicts},
+		{"projection/declarations_refused_before_any_sql", testProjectionDeclarationsRefused},
+		{"projection/global_scope_one_read_model_every_worker", testProjectionGlobal},
+		{"projection/added_field_default_removed_field_ignored", testProjectionEvolution},
+		{"projection/chained_downstream_converges_on_upstream", testProjectionChained},
+	}
+}
+
+// The suite's account projection, on the fixture query table
+// (account-summary: iban unique, balance, opened_on, opened_at, active,
+// rank_no).
+type projAccount struct {
+	IBAN     *string   `json:"iban,omitempty"`
+	Balance  string    `json:"balance"`
+	OpenedAt time.Time `json:"opened_at"`
+	Active   bool      `json:"active"`
+	Rank     int64     `json:"rank"`
+	Deposits int       `json:"deposits"`
+}
+
+type projOpened struct {
+	IBAN     string    `json:"iban,omitempty"`
+	OpenedAt time.Time `json:"opened_at"`
+	Rank     int64     `json:"rank"`
+}
+
+type projDeposited struct {
+	Amount string `json:"amount"`
+}
+
+type projClosed struct{}
+
+func addDecimal(a, b string) string {
+	x, _ := new(big.Rat).SetString(a)
+	y, _ := new(big.Rat).SetString(b)
+	return new(big.Rat).Add(x, y).FloatString(2)
+}
+
+// accountProjection declares the suite's projection; its decimal's
+// precision is the fixture table's on this engine.
+func accountProjection(env *Env) *projection.Projection[projAccount] {
+	p := projection.New("account-summary", func(string) projAccount { return projAccount{Balance: "0"} })
+	projection.On(p, func(e projOpened, s *projAccount) error {
+		if e.IBAN != "" {
+			s.IBAN = &e.IBAN
+		}
+		s.OpenedAt, s.Rank, s.Active = e.OpenedAt, e.Rank, true
+		return nil
+	})
+	projection.On(p, func(e projDeposited, s *projAccount) error {
+		s.Balance = addDecimal(s.Balance, e.Amount)
+		s.Deposits++
+		return nil
+	})
+	projection.On(p, func(projClosed, *projAccount) error { return projection.Delete })
+	dec := env.Features.fixtureQueryTable().Fields[1]
+	projection.Field(p, "iban", projection.Text, func(s *projAccount) *string { return s.IBAN }, projection.Unique())
+	projection.Field(p, "balance", projection.Decimal, func(s *projAccount) string { return s.Balance }, projection.Digits(dec.Precision, dec.Scale))
+	projection.Field(p, "opened_on", projection.Date, openedAt)
+	projection.Field(p, "opened_at", projection.Instant, openedAt)
+	projection.Field(p, "active", projection.Boolean, func(s *projAccount) bool { return s.Active })
+	projection.Field(p, "rank_no", projection.Integer, func(s *projAccount) int64 { return s.Rank })
+	return p
+}
+
+// openedAt is an account's opening time, none before it opened.
+func openedAt(s *projAccount) *time.Time {
+	if s.OpenedAt.IsZero() {
+		return nil
+	}
+	return &s.OpenedAt
+}
+
+// projRig is an engine, its event store and advancer, and the account
+// projection's store.
+type projRig struct {
+	e   *engine.Engine
+	s   *eventstore.Store
+	adv *hwm.Advancer
+	st  *projection.Store[projAccount]
+}
+
+func newProjRig(t T, env *Env) *projRig {
+	e := openEngine(t, env, defaultConfig(env))
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	adv := hwm.New(e, hwm.Options{PollInterval: 10 * time.Millisecond})
+	go func() { _ = adv.Run(ctx) }()
+	st, err := projection.Open(ctx, e, accountProjection(env))
+	if err != nil {
+		t.Fatalf("projection.Open: %v", err)
+	}
+	return &projRig{e: e, s: eventstore.New(e, adv), adv: adv, st: st}
+}
+
+// run runs the projection's consumer until the returned stop is called.
+func (r *projRig) run(t T, tweak func(*consumer.Options)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	opts, err := r.st.Options(consumer.EventStore(r.s, r.adv))
+	if err != nil {
+		t.Fatalf("Options: %v", err)
+	}
+	opts.PollInterval = 20 * time.Millisecond
+	if tweak != nil {
+		tweak(&opts)
+	}
+	run, err := consumer.NewRunner(ctx, consumer.NewRegistry(r.e, nil), opts)
+	if err != nil {
+		t.Fatalf("consumer.NewRunner: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- run.Run(ctx) }()
+	stop = func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("the projection's runner: %v", err)
+		}
+	}
+	t.Cleanup(func() {
+		select {
+		case <-ctx.Done():
+		default:
+			stop()
+		}
+	})
+	return stop
+}
+
+func (r *projRig) append(t T, typ, id string, events ...any) {
+	t.Helper()
+	var evs []eventstore.Event
+	for _, e := range events {
+		b, err := jsonOf(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, eventstore.Event{Type: fmt.Sprintf("%T", e)[len("conformance."):], Payload: b})
+	}
+	if _, err := r.s.Append(context.Background(), eventstore.Stream{AggregateType: typ, AggregateID: id, Events: evs}); err != nil {
+		t.Fatalf("append to %s: %v", id, err)
+	}
+}
+
+// waitDeposits waits until read model id shows n deposits.
+func (r *projRig) waitDeposits(t T, id string, n int) projAccount {
+	t.Helper()
+	var got projAccount
+	waitForOr(t, fmt.Sprintf("read model %s with %d deposits", id, n), func() bool {
+		v, ok, err := r.st.Get(context.Background(), id)
+		if err != nil {
+			t.Fatalf("Get(%s): %v", id, err)
+		}
+		got = v
+		return ok && v.Deposits >= n
+	}, func() string { return fmt.Sprintf("last read %+v", got) })
+	if got.Deposits != n {
+		t.Fatalf("read model %s has %d deposits, want %d", id, got.Deposits, n)
+	}
+	return got
+}

@@ -1,0 +1,137 @@
+package projection
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/topic"
+)
+
+// ConsumerType is CONSUMERS.consumer_type of every projection.
+const ConsumerType = "projection"
+
+var errNotTransactional = errors.New("projection: the consumer must be Transactional (use Store.Options)")
+
+// Handler applies one event in the consumer's transaction: load the read
+// model (or init a new one), run the event type's listener, publish the
+// state on the read-model topic (a tombstone when the listener returned
+// Delete) and point the query-table row at it. Events no listener is
+// declared for are passed over. The runner must be Transactional (Options).
+func (s *Store[S]) Handler() consumer.Handler[eventstore.Recorded] {
+	return func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
+		if tx == nil {
+			return errNotTransactional
+		}
+		rec := m.Value
+		l, ok := s.p.listeners[rec.Type]
+		if !ok {
+			return nil
+		}
+		run := func(st *S) error { return l(rec, s.p.codec, st) }
+		return s.apply(ctx, tx, s.p.key(rec.AggregateID), run, rec.Metadata, 1)
+	}
+}
+
+// ReadModelHandler applies one message of an upstream projection's
+// read-model topic (OnReadModel) the same way.
+func (s *Store[S]) ReadModelHandler() consumer.Handler[topic.ReadModelRecord] {
+	return func(ctx context.Context, tx *sql.Tx, m consumer.Msg[topic.ReadModelRecord]) error {
+		if tx == nil {
+			return errNotTransactional
+		}
+		rec := m.Value
+		l, ok := s.p.upstream[rec.Topic]
+		if !ok {
+			return nil
+		}
+		run := func(st *S) error { return l(rec, s.p.codec, st) }
+		return s.apply(ctx, tx, s.p.key(rec.Key), run, rec.Metadata, rec.CascadeDepth+1)
+	}
+}
+
+// apply runs one listener on key's read model and stores the result with
+// its read-model topic message, in tx.
+func (s *Store[S]) apply(ctx context.Context, tx *sql.Tx, key string, run func(*S) error, metadata []byte, depth int) error {
+	cur, err := s.load(ctx, tx, key)
+	if err != nil {
+		return err
+	}
+	state := cur.state
+	err = run(&state)
+	deleted := errors.Is(err, Delete)
+	if err != nil && !deleted {
+		return err
+	}
+	if deleted && cur.messageID == "" {
+		return nil // nothing stored to delete
+	}
+	payload, err := s.p.codec.Marshal(state)
+	if err != nil {
+		return err
+	}
+	id, err := s.log.publish(ctx, tx, stateMessage{Key: key, Type: s.p.typeName, Payload: payload,
+		Metadata: metadata, CascadeDepth: depth, Deleted: deleted})
+	if err != nil {
+		return err
+	}
+	if deleted {
+		return s.remove(ctx, tx, key, cur)
+	}
+	return s.save(ctx, tx, key, cur, &state, id, 0)
+}
+
+// Options are the consumer options that run the projection over its
+// sources: the event store (consumer.EventStore) when it listens to
+// events, and the read-model topic of each projection it is chained on
+// (consumer.ReadModelTopic). It is Transactional, named after the
+// projection, and runs one worker for a Global projection (every message
+// updates one read model). Leases, retries, error policy and metrics are
+// the caller's to add. A source it does not listen to, or a listened one
+// missing, is refused.
+func (s *Store[S]) Options(sources ...consumer.Source) (consumer.Options, error) {
+	o := consumer.Options{Type: ConsumerType, Name: s.p.name, Transactional: true}
+	if s.p.scope == Global {
+		o.Workers = 1
+	}
+	need := map[string]bool{}
+	for n := range s.p.upstream {
+		need[topic.ReadModelSourcePrefix+n] = true
+	}
+	events := false
+	for _, src := range sources {
+		switch src := src.(type) {
+		case consumer.SourceOf[eventstore.Recorded]:
+			if len(s.p.listeners) == 0 || events {
+				return o, &DeclarationError{Projection: s.p.name, What: "an event-store source it has no (or a second) use for"}
+			}
+			events = true
+			o.Routes = append(o.Routes, consumer.On(src, s.Handler()))
+		case consumer.SourceOf[topic.ReadModelRecord]:
+			if !need[src.Name()] {
+				return o, &DeclarationError{Projection: s.p.name, What: fmt.Sprintf("source %s: no OnReadModel listener for it", src.Name())}
+			}
+			delete(need, src.Name())
+			o.Routes = append(o.Routes, consumer.On(src, s.ReadModelHandler()))
+		default:
+			return o, &DeclarationError{Projection: s.p.name, What: fmt.Sprintf("source %s holds neither events nor read models", src.Name())}
+		}
+	}
+	if len(s.p.listeners) > 0 && !events {
+		need["the event store"] = true
+	}
+	if len(need) > 0 {
+		missing := make([]string, 0, len(need))
+		for n := range need {
+			missing = append(missing, n)
+		}
+		sort.Strings(missing)
+		return o, &DeclarationError{Projection: s.p.name, What: "no source given for " + strings.Join(missing, ", ")}
+	}
+	return o, nil
+}

@@ -1,0 +1,291 @@
+package projection
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	sq "github.com/Masterminds/squirrel"
+
+	"github.com/tidemarkdb/tidemark/core/dialect"
+)
+
+// Item is a read model with its key.
+type Item[S any] struct {
+	Key   string
+	Value S
+}
+
+// Get reads the read model of key; false when there is none.
+func (s *Store[S]) Get(ctx context.Context, key string) (S, bool, error) {
+	cur, err := s.load(ctx, s.e.DB, key)
+	return cur.state, err == nil && cur.found, err
+}
+
+// ErrUnknownColumn is wrapped by a finder naming a column the projection
+// does not declare as a query field.
+var ErrUnknownColumn = errors.New("not a query field")
+
+// ErrNotUnique is returned by FindUnique on a column not declared Unique.
+var ErrNotUnique = errors.New("query field is not unique")
+
+// Cond is one condition of a finder on a query field.
+type Cond struct {
+	column string
+	op     string // =, <>, <, <=, >, >=, in, null, notnull
+	values []any
+}
+
+// Eq matches read models whose column equals v (converted as the field's
+// values are: a time cut to microseconds, a decimal rounded to its scale).
+func Eq(column string, v any) Cond { return Cond{column, "=", []any{v}} }
+
+// Ne matches a column not equal to v (NULL matches neither Eq nor Ne).
+func Ne(column string, v any) Cond { return Cond{column, "<>", []any{v}} }
+
+// Lt, Le, Gt and Ge compare a column with v in the column's order.
+func Lt(column string, v any) Cond { return Cond{column, "<", []any{v}} }
+
+// Le matches column <= v.
+func Le(column string, v any) Cond { return Cond{column, "<=", []any{v}} }
+
+// Gt matches column > v.
+func Gt(column string, v any) Cond { return Cond{column, ">", []any{v}} }
+
+// Ge matches column >= v.
+func Ge(column string, v any) Cond { return Cond{column, ">=", []any{v}} }
+
+// In matches a column equal to one of vs (none matches nothing).
+func In(column string, vs ...any) Cond { return Cond{column, "in", vs} }
+
+// IsNull matches read models without a value in column.
+func IsNull(column string) Cond { return Cond{column, "null", nil} }
+
+// NotNull matches read models with a value in column.
+func NotNull(column string) Cond { return Cond{column, "notnull", nil} }
+
+// Query is a finder: conditions (all must hold), an order and a page.
+type Query struct {
+	Where []Cond
+	// OrderBy is a query field (read models without a value come last), or
+	// "" for the key order; ties are ordered by key.
+	OrderBy string
+	Desc    bool
+	// Limit is the page size (default 100).
+	Limit int
+	// After continues from a page's Next.
+	After Cursor
+}
+
+// Page is a finder's result: the read models in order and the cursor of
+// the next page (Next.Done() when this was the last).
+type Page[S any] struct {
+	Items []Item[S]
+	Next  Cursor
+}
+
+// Find runs q.
+func (s *Store[S]) Find(ctx context.Context, q Query) (Page[S], error) {
+	b, err := s.selectWhere(q.Where)
+	if err != nil {
+		return Page[S]{}, err
+	}
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	ord, err := s.order(q)
+	if err != nil {
+		return Page[S]{}, err
+	}
+	if !q.After.start() {
+		if b, err = ord.after(b, q.After); err != nil {
+			return Page[S]{}, err
+		}
+	}
+	b = b.Columns(ord.columns()...).OrderBy(ord.terms()...)
+	items, last, err := s.run(ctx, b, q.Limit+1, ord)
+	if err != nil {
+		return Page[S]{}, err
+	}
+	page := Page[S]{Items: items}
+	if len(items) > q.Limit {
+		page.Items = items[:q.Limit]
+		page.Next = last[q.Limit-1]
+	} else {
+		page.Next = Cursor{done: true}
+	}
+	return page, nil
+}
+
+// FindUnique returns the read model whose unique column equals v.
+func (s *Store[S]) FindUnique(ctx context.Context, column string, v any) (Item[S], bool, error) {
+	f, err := s.fieldOf(column)
+	if err != nil {
+		return Item[S]{}, false, err
+	}
+	if !f.decl.Unique {
+		return Item[S]{}, false, fmt.Errorf("projection %q, column %s: %w; use Find", s.p.name, column, ErrNotUnique)
+	}
+	bv, err := s.bindValue(f, v)
+	if err != nil {
+		return Item[S]{}, false, err
+	}
+	var it Item[S]
+	var payload sql.NullString
+	err = s.stmts.unique[strings.ToLower(f.decl.Column)].row(ctx, s.e, s.e.DB, map[string]any{"value": bv}).Scan(&it.Key, &payload)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Item[S]{}, false, nil
+	}
+	if err != nil {
+		return Item[S]{}, false, err
+	}
+	it.Value = s.p.init(it.Key)
+	if payload.Valid {
+		if err := s.p.codec.Unmarshal([]byte(payload.String), &it.Value); err != nil {
+			return Item[S]{}, false, fmt.Errorf("projection %q: read model %q does not decode: %w", s.p.name, it.Key, err)
+		}
+	}
+	return it, true, nil
+}
+
+// Count counts the read models matching every condition.
+func (s *Store[S]) Count(ctx context.Context, where ...Cond) (int64, error) {
+	b, err := s.selectWhere(where)
+	if err != nil {
+		return 0, err
+	}
+	query, args, err := b.Columns("COUNT(*)").ToSql()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	err = s.e.DB.QueryRowContext(ctx, query, args...).Scan(&n)
+	return n, s.e.Errors.Wrap(err)
+}
+
+// builder starts a statement over the query table with the engine's
+// placeholders; names in it are the validated table and field names.
+func (s *Store[S]) builder() sq.SelectBuilder {
+	return sq.StatementBuilder.PlaceholderFormat(placeholders(s.e.Cat.Identity.Placeholder)).
+		Select().From(s.table + " q")
+}
+
+func placeholders(p dialect.PlaceholderStyle) sq.PlaceholderFormat {
+	switch p {
+	case dialect.PlaceholderDollar:
+		return sq.Dollar
+	case dialect.PlaceholderAtP:
+		return sq.AtP
+	case dialect.PlaceholderColon:
+		return sq.Colon
+	}
+	return sq.Question
+}
+
+func (s *Store[S]) selectWhere(where []Cond) (sq.SelectBuilder, error) {
+	b := s.builder()
+	for _, c := range where {
+		f, err := s.fieldOf(c.column)
+		if err != nil {
+			return b, err
+		}
+		col := "q." + f.decl.Column
+		vals := make([]any, len(c.values))
+		for i, v := range c.values {
+			if vals[i], err = s.bindValue(f, v); err != nil {
+				return b, err
+			}
+		}
+		switch c.op {
+		case "null":
+			b = b.Where(col + " IS NULL")
+		case "notnull":
+			b = b.Where(col + " IS NOT NULL")
+		case "in":
+			if len(vals) == 0 {
+				b = b.Where("1 = 0")
+				continue
+			}
+			b = b.Where(col+" IN ("+sq.Placeholders(len(vals))+")", vals...)
+		default:
+			b = b.Where(col+" "+c.op+" ?", vals[0])
+		}
+	}
+	return b, nil
+}
+
+// bindValue converts a finder's value the way the field's values are
+// written: a registered converter for its type first, then the kind's.
+func (s *Store[S]) bindValue(f *field[S], v any) (any, error) {
+	if v == nil {
+		return nil, &ValueError{Column: f.decl.Column, Value: v, Reason: "use IsNull for a missing value"}
+	}
+	if fn, ok := s.p.convs.m[typeOf(v)]; ok {
+		v = fn(v)
+	}
+	return nativeOf(f.decl)(v)
+}
+
+func (s *Store[S]) fieldOf(column string) (*field[S], error) {
+	for i := range s.p.fields {
+		if strings.EqualFold(s.p.fields[i].decl.Column, column) {
+			return &s.p.fields[i], nil
+		}
+	}
+	return nil, fmt.Errorf("projection %q, column %q: %w", s.p.name, column, ErrUnknownColumn)
+}
+
+// run reads at most limit items of b (paged with the dialect's own paging
+// clause) and each item's cursor.
+func (s *Store[S]) run(ctx context.Context, b sq.SelectBuilder, limit int, ord order[S]) ([]Item[S], []Cursor, error) {
+	b = b.LeftJoin(s.e.Names.Shared["read_model_capture_records_table"] + " r ON r.id = q.message_id")
+	if clause := pagingClause(s.e.Cat); clause != "" {
+		b = b.Suffix(clause, limit)
+	}
+	query, args, err := b.ToSql()
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, err := s.e.DB.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, s.e.Errors.Wrap(err)
+	}
+	defer rows.Close()
+	var items []Item[S]
+	var cursors []Cursor
+	for len(items) < limit && rows.Next() {
+		var key string
+		var payload sql.NullString
+		if err := rows.Scan(&key, &payload); err != nil {
+			return nil, nil, s.e.Errors.Wrap(err)
+		}
+		it := Item[S]{Key: key, Value: s.p.init(key)}
+		if payload.Valid {
+			if err := s.p.codec.Unmarshal([]byte(payload.String), &it.Value); err != nil {
+				return nil, nil, fmt.Errorf("projection %q: read model %q does not decode: %w", s.p.name, key, err)
+			}
+		}
+		items = append(items, it)
+		cursors = append(cursors, ord.cursor(key, &it.Value))
+	}
+	return items, cursors, s.e.Errors.Wrap(rows.Err())
+}
+
+// pagingClause is the dialect's paging clause with one ? for the row
+// count, taken from its event range statement (which ends in ORDER BY
+// global_position and its paging: LIMIT, FETCH FIRST, OFFSET … FETCH NEXT);
+// "" when it does not end so: the rows are then read only as far as needed.
+func pagingClause(cat *dialect.Catalogue) string {
+	text := cat.Statements[dialect.EventRange]
+	i := strings.LastIndex(text, "ORDER BY global_position")
+	if i < 0 {
+		return ""
+	}
+	clause := strings.TrimSpace(text[i+len("ORDER BY global_position"):])
+	if strings.Count(clause, "#{limit}") != 1 || strings.ContainsAny(clause, "?$:@") {
+		return ""
+	}
+	return strings.Replace(clause, "#{limit}", "?", 1)
+}

@@ -1,0 +1,17 @@
+package firebird_test
+
+// The projection/* tests (core/projection), each run on Firebird 3
+// (TIDEMARK_FIREBIRD_ALL=1 TIDEMARK_FIREBIRD_ONLY=projection/): all pass.
+func init() {
+	passing = append(passing,
+		"projection/apply_get_and_find_by_every_kind",
+		"projection/delete_removes_row_and_publishes_tombstone",
+		"projection/restart_applies_each_event_once",
+		"projection/keyset_pages_with_nulls_both_directions",
+		"projection/concurrent_applies_on_one_read_model_lose_nothing",
+		"projection/declarations_refused_before_any_sql",
+		"projection/global_scope_one_read_model_every_worker",
+		"projection/added_field_default_removed_field_ignored",
+		"projection/chained_downstream_converges_on_upstream",
+	)
+}
