@@ -245,6 +245,12 @@ func testCaptureRetentionBySize(t T, env *Env) {
 // without a row.
 func subscribe(ctx context.Context, t T, e *engine.Engine, name string, positions []any) {
 	t.Helper()
+	subscribeTo(ctx, t, e, topic.CaptureTopic, name, positions)
+}
+
+// subscribeTo is subscribe on source.
+func subscribeTo(ctx context.Context, t T, e *engine.Engine, source, name string, positions []any) {
+	t.Helper()
 	id := uuid.NewString()
 	col := positionColumn(e)
 	if _, err := e.ExecText(ctx, e.DB, `INSERT INTO ${consumers_table} (id, consumer_type, consumer_name, state_since) VALUES (#{id}, #{type}, #{name}, #{since})`,
@@ -253,7 +259,7 @@ func subscribe(ctx context.Context, t T, e *engine.Engine, name string, position
 	}
 	for p, pos := range positions {
 		if _, err := e.ExecText(ctx, e.DB, `INSERT INTO ${consumer_checkpoints_table} (consumer_id, source_name, partition_no, `+col+`) VALUES (#{id}, #{source}, #{part}, #{pos})`,
-			nil, map[string]any{"id": id, "source": topic.CaptureTopic, "part": p, "pos": pos}); err != nil {
+			nil, map[string]any{"id": id, "source": source, "part": p, "pos": pos}); err != nil {
 			t.Fatalf("inserting checkpoint %s/%d: %v", name, p, err)
 		}
 	}

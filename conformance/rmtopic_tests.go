@@ -26,6 +26,8 @@ func rmTopicTests() []Test {
 		{"rmtopic/sequence_recreated_moved_past", testRMTopicSequenceRecreated},
 		{"rmtopic/read_by_id_and_latest", testRMTopicByIDLatest},
 		{"rmtopic/bad_input_before_sql", testRMTopicBadInput},
+		{"rmtopic/compaction_keeps_latest_per_key", testRMTopicCompaction},
+		{"rmtopic/tombstone_retention_held_by_consumers", testRMTopicTombstoneRetention},
 	}
 }
 
@@ -166,24 +168,7 @@ func testRMTopicTwoTopics(t T, env *Env) {
 		rig.advance(ctx, t, tp, ps[len(ps)-1].Position)
 		got := readAllRM(ctx, t, tp)
 		checkRMRecords(t, rig.e, tp, got, want[tp.Name()], ps)
-		// By partition: the same records, each in its key's partition.
-		var parts []topic.ReadModelRecord
-		for p := range tp.Partitions() {
-			page, _, err := tp.ReadPage(ctx, p, 0, 100)
-			if err != nil {
-				t.Fatalf("ReadPage(%d): %v", p, err)
-			}
-			for _, r := range page {
-				if r.Partition != p || r.Partition != topic.PartitionKey(r.Key, tp.Partitions()) {
-					t.Errorf("%s: record %d of key %q in partition %d read from %d", tp.Name(), r.Position, r.Key, r.Partition, p)
-				}
-			}
-			parts = append(parts, page...)
-		}
-		sort.Slice(parts, func(i, j int) bool { return parts[i].Position < parts[j].Position })
-		if fmt.Sprint(positionsOf(parts)) != fmt.Sprint(positionsOf(got)) {
-			t.Errorf("%s: by partition %v, by range %v", tp.Name(), positionsOf(parts), positionsOf(got))
-		}
+		checkRMPartitions(ctx, t, tp, got)
 	}
 	if rig.adv == nil { // counter engines: each topic gapless from 1
 		for _, tp := range []*topic.ReadModelTopic{a, b} {
@@ -193,6 +178,29 @@ func testRMTopicTwoTopics(t T, env *Env) {
 				}
 			}
 		}
+	}
+}
+
+// checkRMPartitions reads tp partition by partition: the records of got,
+// each in its key's partition.
+func checkRMPartitions(ctx context.Context, t T, tp *topic.ReadModelTopic, got []topic.ReadModelRecord) {
+	t.Helper()
+	var parts []topic.ReadModelRecord
+	for p := range tp.Partitions() {
+		page, _, err := tp.ReadPage(ctx, p, 0, 100)
+		if err != nil {
+			t.Fatalf("ReadPage(%d): %v", p, err)
+		}
+		for _, r := range page {
+			if r.Partition != p || r.Partition != topic.PartitionKey(r.Key, tp.Partitions()) {
+				t.Errorf("%s: record %d of key %q in partition %d read from %d", tp.Name(), r.Position, r.Key, r.Partition, p)
+			}
+		}
+		parts = append(parts, page...)
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].Position < parts[j].Position })
+	if fmt.Sprint(positionsOf(parts)) != fmt.Sprint(positionsOf(got)) {
+		t.Errorf("%s: by partition %v, by range %v", tp.Name(), positionsOf(parts), positionsOf(got))
 	}
 }
 

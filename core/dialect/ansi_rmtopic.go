@@ -18,5 +18,13 @@ func ansiRMTopicStatements() map[StatementID]string {
 		RMTopicAllocate:  `UPDATE ` + pos + ` SET val = val + #{count} WHERE topic = #{topic}`,
 		RMTopicAllocated: `SELECT val FROM ` + pos + ` WHERE topic = #{topic}`,
 		RMTopicEnd:       `SELECT val FROM ` + pos + ` WHERE topic = #{topic}`,
+
+		RMTopicCompactDelete: `DELETE FROM ` + rec + ` WHERE topic = #{topic} AND EXISTS (SELECT 1 FROM ` + rec + ` n ` +
+			`WHERE n.topic = ` + rec + `.topic AND n.read_model_key = ` + rec + `.read_model_key AND n.topic_position > ` + rec + `.topic_position ` +
+			`AND n.topic_position > #{after} AND n.topic_position <= #{through})`,
+		RMTopicCompactedThrough:  `SELECT compacted_through FROM ${topic_compaction_table} WHERE topic_name = #{topic}`,
+		RMTopicCompactionInsert:  `INSERT INTO ${topic_compaction_table} (topic_name, compacted_through) VALUES (#{topic}, #{through})`,
+		RMTopicCompactionAdvance: `UPDATE ${topic_compaction_table} SET compacted_through = #{through} WHERE topic_name = #{topic} AND compacted_through < #{through}`,
+		RMTopicDeleteTombstones:  `DELETE FROM ` + rec + ` WHERE topic = #{topic} AND deleted = #{deleted} AND topic_position < #{below} AND occurred_at < #{cutoff}`,
 	}
 }

@@ -45,6 +45,24 @@ const (
 	// of #{topic} and past the high_water_mark of #{mark_topic}'s row of ${high_water_mark_store_table} when
 	// it is behind either (recreated), and does nothing otherwise.
 	RMTopicSequenceFloor StatementID = "rmtopic.sequence_floor"
+
+	// RMTopicCompactDelete deletes every row of #{topic} superseded by a
+	// newer row of its read_model_key whose topic_position is in
+	// (#{after}, #{through}] (the newer row's position above the older's).
+	RMTopicCompactDelete StatementID = "rmtopic.compact_delete"
+	// RMTopicCompactedThrough returns one column, compacted_through of
+	// #{topic}'s row of ${topic_compaction_table} (no row: never compacted).
+	RMTopicCompactedThrough StatementID = "rmtopic.compacted_through"
+	// RMTopicCompactionInsert inserts (#{topic}, #{through}) into
+	// ${topic_compaction_table}.
+	RMTopicCompactionInsert StatementID = "rmtopic.compaction_insert"
+	// RMTopicCompactionAdvance sets compacted_through = #{through} on
+	// #{topic}'s row only when it is below #{through} (it only rises).
+	RMTopicCompactionAdvance StatementID = "rmtopic.compaction_advance"
+	// RMTopicDeleteTombstones deletes #{topic}'s rows with deleted =
+	// #{deleted} (bound true), topic_position below #{below} and occurred_at
+	// before #{cutoff}.
+	RMTopicDeleteTombstones StatementID = "rmtopic.delete_tombstones"
 )
 
 // ReadModelColumns is the column list of every read-model topic read, in
@@ -58,6 +76,8 @@ var readModelColumnList = []string{"id", "topic", "topic_position", "partition_k
 const ReadModelInsertColumns = `id, topic, topic_position, partition_key, read_model_key, read_model_type, payload, metadata, cascade_depth, deleted, occurred_at`
 
 var rmRecords = []string{"read_model_capture_records_table"}
+
+var rmCompaction = []string{"topic_compaction_table"}
 
 var rmPositions = []string{"read_model_capture_positions_table"}
 
@@ -77,5 +97,10 @@ var rmTopicStatements = []StatementSpec{
 	{ID: RMTopicAllocate, Strategy: CounterRow, Binds: []string{"topic", "count"}, Tables: rmPositions, Returns: []string{"val"}},
 	{ID: RMTopicAllocated, Strategy: CounterRow, Optional: true, Binds: []string{"topic", "count"}, Tables: rmPositions, Returns: []string{"val"}},
 	{ID: RMTopicEnd, Strategy: CounterRow, Binds: []string{"topic"}, Tables: rmPositions, Returns: []string{"val"}},
+	{ID: RMTopicCompactDelete, Binds: []string{"topic", "after", "through"}, Tables: rmRecords},
+	{ID: RMTopicCompactedThrough, Binds: []string{"topic"}, Tables: rmCompaction, Returns: []string{"compacted_through"}},
+	{ID: RMTopicCompactionInsert, Binds: []string{"topic", "through"}, Tables: rmCompaction},
+	{ID: RMTopicCompactionAdvance, Binds: []string{"topic", "through"}, Tables: rmCompaction},
+	{ID: RMTopicDeleteTombstones, Binds: []string{"topic", "deleted", "below", "cutoff"}, Tables: rmRecords},
 	{ID: RMTopicSequenceFloor, Strategy: SequenceXIDHorizon, Binds: []string{"topic", "mark_topic"}, Tables: []string{"read_model_capture_positions_table", "read_model_capture_records_table", "high_water_mark_store_table"}},
 }

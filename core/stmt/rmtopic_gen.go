@@ -5,6 +5,7 @@ package stmt
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
@@ -342,6 +343,136 @@ func QueryRowRMTopicEnd(ctx context.Context, e *engine.Engine, q engine.Querier,
 	var r RMTopicEndRow
 	err := scanPositionAllocate(e.QueryRow(ctx, q, dialect.RMTopicEnd, nil, p.args()), &r)
 	return r, err
+}
+
+// RMTopicCompactDeleteParams are the binds of dialect.RMTopicCompactDelete.
+type RMTopicCompactDeleteParams struct {
+	// Topic is #{topic}.
+	Topic string
+	// After is #{after}.
+	After int64
+	// Through is #{through}.
+	Through int64
+}
+
+func (p RMTopicCompactDeleteParams) args() map[string]any {
+	return map[string]any{
+		"topic":   p.Topic,
+		"after":   p.After,
+		"through": p.Through,
+	}
+}
+
+// ExecRMTopicCompactDelete runs dialect.RMTopicCompactDelete on q (see engine.Engine.Exec).
+func ExecRMTopicCompactDelete(ctx context.Context, e *engine.Engine, q engine.Querier, p RMTopicCompactDeleteParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.RMTopicCompactDelete, nil, p.args())
+}
+
+// RMTopicCompactedThroughParams are the binds of dialect.RMTopicCompactedThrough.
+type RMTopicCompactedThroughParams struct {
+	// Topic is #{topic}.
+	Topic string
+}
+
+func (p RMTopicCompactedThroughParams) args() map[string]any {
+	return map[string]any{
+		"topic": p.Topic,
+	}
+}
+
+// ExecRMTopicCompactedThrough runs dialect.RMTopicCompactedThrough on q (see engine.Engine.Exec).
+func ExecRMTopicCompactedThrough(ctx context.Context, e *engine.Engine, q engine.Querier, p RMTopicCompactedThroughParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.RMTopicCompactedThrough, nil, p.args())
+}
+
+// RMTopicCompactedThroughRow is a row of dialect.RMTopicCompactedThrough.
+type RMTopicCompactedThroughRow struct {
+	// CompactedThrough is column compacted_through.
+	CompactedThrough int64
+}
+
+func scanRMTopicCompactedThrough(s scanner, r *RMTopicCompactedThroughRow) error {
+	return s.Scan(&r.CompactedThrough)
+}
+
+// QueryRMTopicCompactedThrough runs dialect.RMTopicCompactedThrough on q and returns its rows (see engine.Engine.Query).
+func QueryRMTopicCompactedThrough(ctx context.Context, e *engine.Engine, q engine.Querier, p RMTopicCompactedThroughParams) (Rows[RMTopicCompactedThroughRow], error) {
+	rows, err := e.Query(ctx, q, dialect.RMTopicCompactedThrough, nil, p.args())
+	return Rows[RMTopicCompactedThroughRow]{rows: rows, e: e, scan: scanRMTopicCompactedThrough}, err
+}
+
+// QueryRowRMTopicCompactedThrough runs dialect.RMTopicCompactedThrough on q and scans its one row; sql.ErrNoRows when
+// there is none (see engine.Engine.QueryRow).
+func QueryRowRMTopicCompactedThrough(ctx context.Context, e *engine.Engine, q engine.Querier, p RMTopicCompactedThroughParams) (RMTopicCompactedThroughRow, error) {
+	var r RMTopicCompactedThroughRow
+	err := scanRMTopicCompactedThrough(e.QueryRow(ctx, q, dialect.RMTopicCompactedThrough, nil, p.args()), &r)
+	return r, err
+}
+
+// RMTopicCompactionInsertParams are the binds of dialect.RMTopicCompactionInsert.
+type RMTopicCompactionInsertParams struct {
+	// Topic is #{topic}.
+	Topic string
+	// Through is #{through}.
+	Through int64
+}
+
+func (p RMTopicCompactionInsertParams) args() map[string]any {
+	return map[string]any{
+		"topic":   p.Topic,
+		"through": p.Through,
+	}
+}
+
+// ExecRMTopicCompactionInsert runs dialect.RMTopicCompactionInsert on q (see engine.Engine.Exec).
+func ExecRMTopicCompactionInsert(ctx context.Context, e *engine.Engine, q engine.Querier, p RMTopicCompactionInsertParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.RMTopicCompactionInsert, nil, p.args())
+}
+
+// RMTopicCompactionAdvanceParams are the binds of dialect.RMTopicCompactionAdvance.
+type RMTopicCompactionAdvanceParams struct {
+	// Topic is #{topic}.
+	Topic string
+	// Through is #{through}.
+	Through int64
+}
+
+func (p RMTopicCompactionAdvanceParams) args() map[string]any {
+	return map[string]any{
+		"topic":   p.Topic,
+		"through": p.Through,
+	}
+}
+
+// ExecRMTopicCompactionAdvance runs dialect.RMTopicCompactionAdvance on q (see engine.Engine.Exec).
+func ExecRMTopicCompactionAdvance(ctx context.Context, e *engine.Engine, q engine.Querier, p RMTopicCompactionAdvanceParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.RMTopicCompactionAdvance, nil, p.args())
+}
+
+// RMTopicDeleteTombstonesParams are the binds of dialect.RMTopicDeleteTombstones.
+type RMTopicDeleteTombstonesParams struct {
+	// Topic is #{topic}.
+	Topic string
+	// Deleted is #{deleted}.
+	Deleted bool
+	// Below is #{below}.
+	Below int64
+	// Cutoff is #{cutoff}.
+	Cutoff time.Time
+}
+
+func (p RMTopicDeleteTombstonesParams) args() map[string]any {
+	return map[string]any{
+		"topic":   p.Topic,
+		"deleted": p.Deleted,
+		"below":   p.Below,
+		"cutoff":  p.Cutoff,
+	}
+}
+
+// ExecRMTopicDeleteTombstones runs dialect.RMTopicDeleteTombstones on q (see engine.Engine.Exec).
+func ExecRMTopicDeleteTombstones(ctx context.Context, e *engine.Engine, q engine.Querier, p RMTopicDeleteTombstonesParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.RMTopicDeleteTombstones, nil, p.args())
 }
 
 // RMTopicSequenceFloorParams are the binds of dialect.RMTopicSequenceFloor.

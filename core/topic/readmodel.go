@@ -112,7 +112,10 @@ func OpenReadModel(ctx context.Context, e *engine.Engine, name string) (*ReadMod
 		return t, nil
 	}
 	if !t.shared {
-		return t, e.SeedTopicPosition(ctx, e.DB, name)
+		if err := e.SeedTopicPosition(ctx, e.DB, name); err != nil {
+			return nil, err
+		}
+		return t, nil
 	}
 	if err := e.SeedMark(ctx, e.DB, ReadModelMarkTopic); err != nil {
 		return nil, err

@@ -161,14 +161,22 @@ func (t *Topic) beyondNewest(ctx context.Context, q engine.Querier, start, mark,
 	return last, rows.Err()
 }
 
-// slowestCheckpoint reads CONSUMER_CHECKPOINTS for source = the topic:
-// held is false when no consumer is subscribed. A consumer with a row
-// without a position, or without a row for every partition, has recorded
-// nothing somewhere and holds the whole topic (slowest 0).
 func (t *Topic) slowestCheckpoint(ctx context.Context, q engine.Querier) (holder string, slowest int64, held bool, err error) {
-	rows, err := stmt.QueryTopicCheckpoints(ctx, t.e, q, stmt.TopicCheckpointsParams{Topic: t.name})
+	holder, slowest, held, err = slowestCheckpoint(ctx, t.e, q, t.name)
 	if err != nil {
-		return "", 0, false, fmt.Errorf("retention of %s: reading checkpoints: %w", t.name, err)
+		return "", 0, false, fmt.Errorf("retention of %s: %w", t.name, err)
+	}
+	return holder, slowest, held, nil
+}
+
+// slowestCheckpoint reads CONSUMER_CHECKPOINTS for source: held is false
+// when no consumer is subscribed. A consumer with a row without a
+// position, or without a row for every partition, has recorded nothing
+// somewhere and holds the whole topic (slowest 0).
+func slowestCheckpoint(ctx context.Context, e *engine.Engine, q engine.Querier, source string) (holder string, slowest int64, held bool, err error) {
+	rows, err := stmt.QueryTopicCheckpoints(ctx, e, q, stmt.TopicCheckpointsParams{Topic: source})
+	if err != nil {
+		return "", 0, false, fmt.Errorf("reading checkpoints: %w", err)
 	}
 	defer rows.Close()
 	type consumer struct {
@@ -200,7 +208,7 @@ func (t *Topic) slowestCheckpoint(ctx context.Context, q engine.Querier) (holder
 	}
 	for _, id := range order {
 		c := seen[id]
-		if c.rows < t.e.Partitions {
+		if c.rows < e.Partitions {
 			c.slowest = 0 // a partition without a row has recorded nothing
 		}
 		if !held || c.slowest < slowest {

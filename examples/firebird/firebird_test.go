@@ -113,6 +113,8 @@ var passing = []string{
 	"capture/retention_by_size",
 	"capture/retention_respects_slowest_checkpoint",
 	"rmtopic/bad_input_before_sql",
+	"rmtopic/compaction_keeps_latest_per_key",
+	"rmtopic/tombstone_retention_held_by_consumers",
 	"rmtopic/consumer_applies_once",
 	"rmtopic/follow_per_topic",
 	"rmtopic/publish_read_two_topics",

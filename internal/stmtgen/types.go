@@ -92,6 +92,7 @@ var types = map[string]goType{
 	"cascade_depth":       {bind: "int", col: "int"},
 	"deleted":             {bind: "bool", col: "bool"},
 	"key":                 {bind: "string"},
+	"compacted_through":   {col: "int64"},
 	"mark_topic":          {bind: "string"},
 	"topic":               {bind: "string", col: "string"},
 	"topic_start":         {col: "int64"},

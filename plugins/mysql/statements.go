@@ -44,6 +44,11 @@ func statements() map[dialect.StatementID]string {
 		dialect.RMTopicSeed:      `INSERT INTO ${read_model_capture_positions_table} (topic, val) VALUES (#{topic}, 0) ON DUPLICATE KEY UPDATE topic = topic`,
 		dialect.RMTopicAllocate:  `UPDATE ${read_model_capture_positions_table} SET val = LAST_INSERT_ID(val + #{count}) WHERE topic = #{topic}`,
 		dialect.RMTopicAllocated: `SELECT LAST_INSERT_ID()`,
+		// A DELETE may not read its own table in a subquery (error 1093):
+		// the superseding row joined instead.
+		dialect.RMTopicCompactDelete: `DELETE r FROM ${read_model_capture_records_table} r JOIN ${read_model_capture_records_table} n ` +
+			`ON n.topic = r.topic AND n.read_model_key = r.read_model_key AND n.topic_position > r.topic_position ` +
+			`WHERE r.topic = #{topic} AND n.topic_position > #{after} AND n.topic_position <= #{through}`,
 	})
 	return st
 }
