@@ -88,3 +88,67 @@ func testProjectionChained(t T, env *Env) {
 		t.Errorf("bank-totals' latest message: depth %d (%v), want 2", rec.CascadeDepth, err)
 	}
 }
+
+// testProjectionCompaction: compacting a projection's read-model topic
+// keeps each read model's latest message, the one its query-table row
+// points at: every read model reads the same after, and each key keeps
+// one message.
+func testProjectionCompaction(t T, env *Env) {
+	r := newProjRig(t, env)
+	ctx := context.Background()
+	if adv := topic.ReadModelAdvancer(r.e, hwm.Options{PollInterval: 10 * time.Millisecond}); adv != nil {
+		actx, stop := context.WithCancel(ctx)
+		defer stop()
+		go func() { _ = adv.Run(actx) }()
+	}
+	for i := range 4 {
+		r.append(t, "bank.Account", fmt.Sprintf("k-%d", i), projOpened{Rank: int64(i)}, projDeposited{"1"}, projDeposited{"2"})
+	}
+	r.run(t, nil)
+	before := map[string]projAccount{}
+	for i := range 4 {
+		id := fmt.Sprintf("k-%d", i)
+		before[id] = r.waitDeposits(t, id, 2)
+	}
+	tp := r.st.Topic()
+	latest := map[string]int64{}
+	for id := range before {
+		rec, err := tp.Latest(ctx, r.e.DB, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		latest[id] = rec.Position
+	}
+	top := int64(0)
+	for _, p := range latest {
+		top = max(top, p)
+	}
+	waitFor(t, "the read-model topic's mark to pass the latest states", func() bool {
+		m, err := tp.Mark(ctx)
+		return err == nil && m >= top
+	})
+	res, err := tp.Compact(ctx, topic.CompactOptions{})
+	if err != nil {
+		t.Fatalf("Compact: %v", err)
+	}
+	if res.Superseded != 8 {
+		t.Errorf("Compact deleted %d superseded messages, want 8 (3 states per read model, the last kept)", res.Superseded)
+	}
+	recs, err := tp.ReadTopic(ctx, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	for _, rec := range recs {
+		per[rec.Key]++
+		if rec.Position != latest[rec.Key] {
+			t.Errorf("%s kept position %d, want its latest %d", rec.Key, rec.Position, latest[rec.Key])
+		}
+	}
+	for id, want := range before {
+		got, ok, err := r.st.Get(ctx, id)
+		if err != nil || !ok || !reflect.DeepEqual(got, want) || per[id] != 1 {
+			t.Errorf("%s after compaction: %+v, %v, %v (%d messages); want %+v and one message", id, got, ok, err, per[id], want)
+		}
+	}
+}

@@ -25,6 +25,7 @@ func projectionTests() []Test {
 		{"projection/global_scope_one_read_model_every_worker", testProjectionGlobal},
 		{"projection/added_field_default_removed_field_ignored", testProjectionEvolution},
 		{"projection/chained_downstream_converges_on_upstream", testProjectionChained},
+		{"projection/compaction_keeps_every_read_model", testProjectionCompaction},
 	}
 }
 

@@ -13,5 +13,6 @@ func init() {
 		"projection/global_scope_one_read_model_every_worker",
 		"projection/added_field_default_removed_field_ignored",
 		"projection/chained_downstream_converges_on_upstream",
+		"projection/compaction_keeps_every_read_model",
 	)
 }
