@@ -131,6 +131,12 @@ type EngineFacts struct {
 	// the core never asks for more than 38). A NUMBER_DECIMAL field wider
 	// than this is refused before any SQL. 0 means 38.
 	MaxDecimalPrecision int `json:"max_decimal_precision,omitempty"`
+	// NoIfNotExists is true when the engine has no IF NOT EXISTS for CREATE
+	// TABLE, INDEX or SEQUENCE and the scripts are written without it: the
+	// core then guards each such statement with the dialect's existence
+	// query (Introspection.TableExists, QueryColumns.IndexExists,
+	// Introspection.SequenceExists), so a script still runs twice safely.
+	NoIfNotExists bool `json:"no_if_not_exists,omitempty"`
 }
 
 // CutEventTime is t in UTC cut (never rounded) to EventTimeDigits, the form
