@@ -25,6 +25,9 @@ func testConflictActualRead(t T, env *Env) {
 	if env.Catalogue.Locks.SerializesWriters {
 		skipf(t, "%s serializes writers: a caller's transaction holds the database from BEGIN, so no append commits between its version read and its insert", env.Catalogue.Identity.Name)
 	}
+	if env.Catalogue.Locks.ReadersWaitForWriters {
+		skipf(t, "%s declares that readers wait for writers (locks.readers_wait_for_writers): a caller's transaction that read the stream holds it against the winning append, so none commits between its read and its insert", env.Catalogue.Identity.Name)
+	}
 	ctx := context.Background()
 	winner, _ := openStore(t, env)
 	db := env.OpenDB()
