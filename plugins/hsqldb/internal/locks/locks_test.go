@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 // TIDEMARK_LOCKS_ALL=1 runs them too.
 var unresolved = map[string]string{
 	"consumer/torture_one_consumer_three_processes_kill9": "did not end within 8 minutes on HSQLDB LOCKS (a worker process killed mid-apply; the survivors wait, cause not yet found)",
+	"consumer/leases_spread_kill9_three_processes":        "did not end within 4 minutes on HSQLDB LOCKS (worker processes killed with -9; cause not yet found)",
 }
 
 // only is the default selection: every test but the unresolved ones.
