@@ -22,6 +22,8 @@ func eventStoreTests() []Test {
 		{"eventstore/any_append_reads_no_version", testAnyAppendReadsNoVersion},
 		{"eventstore/stream_versions_read_flat", testStreamVersionsReadFlat},
 		{"eventstore/optimistic_locking_concurrent", testOptimisticLocking},
+		{"eventstore/conflict_actual_read", testConflictActualRead},
+		{"eventstore/conflict_actual_concurrent", testConflictActualConcurrent},
 		{"eventstore/duplicate_event_id", testDuplicateEventID},
 		{"eventstore/batch_all_or_nothing", testBatchAllOrNothing},
 		{"eventstore/caller_transaction", testCallerTransaction},

@@ -149,7 +149,7 @@ func Tests() []Test {
 	all = append(all, consumerAdminTests()...)
 	all = append(all, consumerConsoleTests()...)
 	all = append(all, deliveryTests()...)
-	return all
+	return adaptToLocking(all)
 }
 
 // Status of a test in the matrix.

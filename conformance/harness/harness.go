@@ -65,14 +65,17 @@ const (
 	EngineSQLServer = "sqlserver"
 	EngineH2        = "h2"
 	EngineHSQLDB    = "hsqldb"
-	EngineSQLite    = "sqlite"
+	// EngineHSQLDBLocks is HSQLDB in LOCKS transaction control (its
+	// default): a locking engine, whose readers wait for writers.
+	EngineHSQLDBLocks = "hsqldb-locks"
+	EngineSQLite      = "sqlite"
 	// EngineFirebird is Firebird 3, served to third-party-style dialects
 	// (examples/firebird); no built-in plugin runs on it.
 	EngineFirebird = "firebird"
 )
 
 // Engines lists every engine name Provider.Open knows, in a stable order.
-var Engines = []string{EnginePostgres, EngineMariaDB, EngineMySQL, EngineSQLServer, EngineH2, EngineHSQLDB, EngineSQLite, EngineFirebird}
+var Engines = []string{EnginePostgres, EngineMariaDB, EngineMySQL, EngineSQLServer, EngineH2, EngineHSQLDB, EngineHSQLDBLocks, EngineSQLite, EngineFirebird}
 
 // Database is a ready, empty database for one test run.
 type Database struct {
@@ -126,14 +129,15 @@ var envVar = map[string]string{
 // drivers lists the driver names accepted per engine; the first is the
 // default used when Open gets an empty driverName.
 var drivers = map[string][]string{
-	EnginePostgres:  {"pgx", "postgres"},
-	EngineMariaDB:   {"mysql"},
-	EngineMySQL:     {"mysql"},
-	EngineSQLServer: {"sqlserver"},
-	EngineH2:        {"jdbcbridge"},
-	EngineHSQLDB:    {"jdbcbridge"},
-	EngineSQLite:    {"sqlite"},
-	EngineFirebird:  {"firebirdsql"},
+	EnginePostgres:    {"pgx", "postgres"},
+	EngineMariaDB:     {"mysql"},
+	EngineMySQL:       {"mysql"},
+	EngineSQLServer:   {"sqlserver"},
+	EngineH2:          {"jdbcbridge"},
+	EngineHSQLDB:      {"jdbcbridge"},
+	EngineHSQLDBLocks: {"jdbcbridge"},
+	EngineSQLite:      {"sqlite"},
+	EngineFirebird:    {"firebirdsql"},
 }
 
 // server is one running (or reachable) database server shared by all Opens
@@ -201,7 +205,7 @@ func (p *Provider) open(ctx context.Context, engine, driverName string) (*Databa
 		return nil, fmt.Errorf("harness: engine %s cannot be used with driver %q (use one of: %s)", engine, driverName, strings.Join(names, ", "))
 	}
 	switch engine {
-	case EngineH2, EngineHSQLDB:
+	case EngineH2, EngineHSQLDB, EngineHSQLDBLocks:
 		if JavaEngines == nil {
 			return nil, &Skipped{Reason: "JDBC bridge not wired (harness.JavaEngines is nil)"}
 		}

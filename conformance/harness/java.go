@@ -93,12 +93,16 @@ func javaURL(engine, name string) (url, user, version string) {
 	if engine == EngineH2 {
 		return fmt.Sprintf("jdbc:h2:mem:%s;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=%d", name, H2LockTimeoutMillis), "sa", "SELECT H2VERSION()"
 	}
-	return "jdbc:hsqldb:mem:" + name + ";hsqldb.tx=mvcc;sql.pad_space=false", "SA", "VALUES (DATABASE_VERSION())"
+	tx := "mvcc"
+	if engine == EngineHSQLDBLocks {
+		tx = "locks"
+	}
+	return "jdbc:hsqldb:mem:" + name + ";hsqldb.tx=" + tx + ";sql.pad_space=false", "SA", "VALUES (DATABASE_VERSION())"
 }
 
 // openJava implements JavaEngines.
 func openJava(ctx context.Context, engine string) (*Database, error) {
-	if engine != EngineH2 && engine != EngineHSQLDB {
+	if engine != EngineH2 && engine != EngineHSQLDB && engine != EngineHSQLDBLocks {
 		return nil, fmt.Errorf("harness: %s is not a Java engine", engine)
 	}
 	srv, err := bridgeServer(ctx)
@@ -122,7 +126,7 @@ func openJava(ctx context.Context, engine string) (*Database, error) {
 	if err := db.QueryRowContext(ctx, versionQuery).Scan(&version); err != nil {
 		return nil, fmt.Errorf("harness: new %s database on the JDBC bridge: %w", engine, err)
 	}
-	name := map[string]string{EngineH2: "H2", EngineHSQLDB: "HSQLDB"}[engine]
+	name := map[string]string{EngineH2: "H2", EngineHSQLDB: "HSQLDB", EngineHSQLDBLocks: "HSQLDB (LOCKS)"}[engine]
 	return &Database{
 		Engine:     engine,
 		DriverName: "jdbcbridge",

@@ -137,6 +137,12 @@ type EngineFacts struct {
 	// the core never asks for more than 38). A NUMBER_DECIMAL field wider
 	// than this is refused before any SQL. 0 means 38.
 	MaxDecimalPrecision int `json:"max_decimal_precision,omitempty"`
+	// NoIfNotExists is true when the engine has no IF NOT EXISTS for CREATE
+	// TABLE, INDEX or SEQUENCE and the scripts are written without it: the
+	// core then guards each such statement with the dialect's existence
+	// query (Introspection.TableExists, QueryColumns.IndexExists,
+	// Introspection.SequenceExists), so a script still runs twice safely.
+	NoIfNotExists bool `json:"no_if_not_exists,omitempty"`
 }
 
 // CutEventTime is t in UTC cut (never rounded) to EventTimeDigits, the form
@@ -542,7 +548,38 @@ type LockForms struct {
 	// engine tests prove both sides). Contract 2 also had begin_write, a
 	// BEGIN statement no code ran: removed.
 	SerializesWriters bool `json:"serializes_writers"`
+	// ReadersWaitForWriters is true on a locking engine (HSQLDB in LOCKS
+	// transaction control): a read of rows another transaction wrote or
+	// holds waits until that transaction ends, where an MVCC engine reads
+	// the last committed version at once. Such an engine must declare
+	// ConflictRead in_transaction (Validate), and the suite adapts the
+	// expectations that assume MVCC (a reader never waits for a writer).
+	ReadersWaitForWriters bool `json:"readers_wait_for_writers"`
+	// ConflictRead is where the core reads a stream's version after the
+	// engine refused an append's insert (the Actual of a ConcurrencyError,
+	// the owner of an AggregateIDTakenError). Empty is ConflictReadPool.
+	ConflictRead ConflictRead `json:"conflict_read"`
 }
+
+// ConflictRead is where a refused append's stream version is read.
+type ConflictRead string
+
+// Where a refused append's stream version is read.
+const (
+	// ConflictReadPool reads on another connection of the pool, from
+	// committed state, while the refused transaction may still be open:
+	// right on an MVCC engine, whose read waits for no writer, and whose
+	// failed transaction may be unusable (PostgreSQL aborts it) or read an
+	// older snapshot (REPEATABLE READ).
+	ConflictReadPool ConflictRead = "pool"
+	// ConflictReadInTransaction reads in the refused transaction itself,
+	// where it has one (an autocommit insert has none: the pool then): for
+	// an engine that keeps a transaction usable after a failed statement
+	// and whose read there sees the committed conflicting row. A locking
+	// engine needs it: a read on another connection waits for the locks of
+	// its own caller's transaction.
+	ConflictReadInTransaction ConflictRead = "in_transaction"
+)
 
 // ErrorClass is the core's classification of a database error.
 type ErrorClass string

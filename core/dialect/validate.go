@@ -123,6 +123,7 @@ func (v *validator) identity() {
 	if (v.c.SchemaLock.Acquire == "") != (v.c.SchemaLock.Release == "") {
 		v.add("schema_lock", "", "acquire and release go together")
 	}
+	v.conflictRead()
 	switch v.c.Naming.IndexScope {
 	case IndexScopeRelations, IndexScopeSchema, IndexScopeTable:
 	default:
@@ -404,5 +405,19 @@ func (v *validator) ddl(where, tmpl string) {
 	}
 	for _, b := range Binds(tmpl) {
 		v.add(where, "#{"+b+"}", "DDL takes no binds")
+	}
+}
+
+// conflictRead checks where a refused append's version is read: a locking
+// engine's read on another connection would wait for its own caller.
+func (v *validator) conflictRead() {
+	switch cr := v.c.Locks.ConflictRead; cr {
+	case "", ConflictReadPool:
+		if v.c.Locks.ReadersWaitForWriters {
+			v.add("locks.conflict_read", string(cr), "readers wait for writers: a refused append's version read on another connection waits for its own transaction (declare %s)", ConflictReadInTransaction)
+		}
+	case ConflictReadInTransaction:
+	default:
+		v.add("locks.conflict_read", string(cr), "unknown (want %s or %s)", ConflictReadPool, ConflictReadInTransaction)
 	}
 }

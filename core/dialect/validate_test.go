@@ -53,6 +53,12 @@ func TestValidateRefusesAtLoad(t *testing.T) {
 		{"bind in introspection", func(c *dialect.Catalogue) {
 			c.Introspection.Columns = "SELECT 1 FROM t WHERE name = #{tabel}"
 		}, "introspection.columns", "#{tabel}"},
+		{"locking engine reading a conflict on the pool", func(c *dialect.Catalogue) {
+			c.Locks.ReadersWaitForWriters = true
+		}, "locks.conflict_read", ""},
+		{"unknown conflict read", func(c *dialect.Catalogue) {
+			c.Locks.ConflictRead = "elsewhere"
+		}, "locks.conflict_read", "elsewhere"},
 		{"lock form without its statement", func(c *dialect.Catalogue) {
 			c.PositionSettings.CounterLock = dialect.CounterLockFirst
 		}, "position.lock", ""},

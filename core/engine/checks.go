@@ -51,6 +51,11 @@ func (e *Engine) checkSettings(ctx context.Context, q Querier) error {
 		}
 		serr.Fix = c.Fix
 		if _, err := q.ExecContext(ctx, c.Fix); err != nil {
+			// Another process starting at the same time may have fixed it
+			// first (its fix is why this one failed): read it again.
+			if again, rerr := readSetting(ctx, q, c); rerr == nil && strings.EqualFold(again, c.Want) {
+				continue
+			}
 			serr.Cause = e.Errors.Wrap(err)
 			return serr
 		}

@@ -29,6 +29,9 @@ func TestEngineChecks(t *testing.T) {
 		{"fix refused", dialect.EngineCheck{Name: "v", Query: read, Want: "7", Fix: "SET nothing", Remedy: "ask a DBA"}, true},
 		// An unknown PRAGMA is silently ignored: the value stays wrong.
 		{"fix without effect", dialect.EngineCheck{Name: "v", Query: read, Want: "7", Fix: "PRAGMA no_such_pragma = 1"}, true},
+		// The fix's first statement sets it, its second fails: what a start
+		// sees when another process fixed the setting first.
+		{"fix failed, set meanwhile", dialect.EngineCheck{Name: "v", Query: read, Want: "7", Fix: "PRAGMA user_version = 7; CREATE TABLE t(x); CREATE TABLE t(x)"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,21 +46,28 @@ func (s *Store) streamVersion(ctx context.Context, q queryer, table, id string) 
 }
 
 // translate turns a unique violation into the typed error the caller
-// branches on. The actual version is read outside the (possibly aborted)
-// transaction, from committed state: the conflicting append has committed by
-// the time the database reports the violation.
-func (s *Store) translate(ctx context.Context, err error, streams []Stream, table string) error {
+// branches on. The actual version is read where the dialect says
+// (conflictReader): from committed state, since the conflicting append has
+// committed by the time the database reports the violation. A failed read
+// is the error's ReadErr, never a version. tx is the refused transaction,
+// nil for an autocommit insert.
+func (s *Store) translate(ctx context.Context, err error, streams []Stream, table string, tx queryer) error {
 	switch s.e.Errors.Classify(err) {
 	case dialect.ErrDuplicateEventID:
 		return &DuplicateEventError{Table: table, Cause: s.e.Errors.Wrap(err)}
 	case dialect.ErrUniqueViolation, dialect.ErrNotNullViolation:
+		q := s.conflictReader(tx)
+		var readErr error
 		for _, st := range streams {
 			t := s.eventTable(st.AggregateType)
 			if table != "" && t != table {
 				continue
 			}
-			actual, owner, verr := s.streamVersion(ctx, s.e.DB, t, st.AggregateID)
+			actual, owner, verr := s.streamVersion(ctx, q, t, st.AggregateID)
 			if verr != nil {
+				if readErr == nil {
+					readErr = &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: UnknownVersion, ReadErr: verr}
+				}
 				continue
 			}
 			if owner != "" && owner != st.AggregateType {
@@ -70,12 +77,30 @@ func (s *Store) translate(ctx context.Context, err error, streams []Stream, tabl
 				return &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
 			}
 		}
+		if readErr != nil {
+			return readErr // the stream that conflicted may be the one not read
+		}
 		if len(streams) == 1 {
-			actual, _, _ := s.streamVersion(ctx, s.e.DB, s.eventTable(streams[0].AggregateType), streams[0].AggregateID)
-			return &ConcurrencyError{AggregateType: streams[0].AggregateType, AggregateID: streams[0].AggregateID, Expected: streams[0].Expected, Actual: actual}
+			st := streams[0]
+			actual, _, verr := s.streamVersion(ctx, q, s.eventTable(st.AggregateType), st.AggregateID)
+			if verr != nil {
+				return &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: UnknownVersion, ReadErr: verr}
+			}
+			return &ConcurrencyError{AggregateType: st.AggregateType, AggregateID: st.AggregateID, Expected: st.Expected, Actual: actual}
 		}
 	}
 	return err
+}
+
+// conflictReader is where a refused append's versions are read: in its
+// transaction where the dialect declares that (a locking engine, whose read
+// on another connection would wait for this transaction's locks), else on
+// the pool.
+func (s *Store) conflictReader(tx queryer) queryer {
+	if tx != nil && s.e.Cat.Locks.ConflictRead == dialect.ConflictReadInTransaction {
+		return tx
+	}
+	return s.e.DB
 }
 
 // expectedAfterConflict is the version the stream would have had if the

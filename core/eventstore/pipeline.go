@@ -183,7 +183,7 @@ func (s *Store) try(ctx context.Context, batch []*pending) error {
 			p.res = Appended{}
 		}
 		if len(batch) == 1 {
-			return s.translate(ctx, err, batch[0].streams, "")
+			return s.translate(ctx, err, batch[0].streams, "", nil)
 		}
 		return err
 	}
@@ -243,7 +243,7 @@ func (s *Store) fill(ctx context.Context, q queryer, batch []*pending, computed 
 	}
 	if table, err := s.insertChunks(ctx, q, rows, all, seqs); err != nil {
 		if len(batch) == 1 {
-			return 0, s.translate(ctx, err, batch[0].streams, table)
+			return 0, s.translate(ctx, err, batch[0].streams, table, txOf(q, s.e.DB))
 		}
 		return 0, err
 	}
@@ -261,4 +261,13 @@ func distribute(batch []*pending, rows []row, all Appended, seqs []int64) {
 			p.res.Versions[r.stream] = max(p.res.Versions[r.stream], seqs[i])
 		}
 	}
+}
+
+// txOf is q when it is a transaction, nil when it is the pool (an
+// autocommit statement).
+func txOf(q queryer, db queryer) queryer {
+	if q == db {
+		return nil
+	}
+	return q
 }

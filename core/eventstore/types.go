@@ -138,16 +138,34 @@ type ConcurrencyError struct {
 	AggregateID   string
 	Expected      ExpectedVersion
 	// Actual is the stream's version when the conflict was found; -1 for an
-	// empty stream.
+	// empty stream; UnknownVersion when ReadErr is set. It is always a
+	// version the store read, never a default.
 	Actual int64
+	// ReadErr is set when the engine refused the append's insert but the
+	// read of the stream's version after it failed: the conflict is
+	// certain, the version unknown.
+	ReadErr error
 }
 
+// UnknownVersion is a ConcurrencyError's Actual when its version read
+// failed (ReadErr).
+const UnknownVersion int64 = -2
+
 func (e *ConcurrencyError) Error() string {
+	if e.ReadErr != nil {
+		return fmt.Sprintf("append to %s %q expected %s but the engine refused it; the stream's version could not be read: %v", e.AggregateType, e.AggregateID, e.Expected, e.ReadErr)
+	}
 	return fmt.Sprintf("append to %s %q expected %s but the stream is at version %d", e.AggregateType, e.AggregateID, e.Expected, e.Actual)
 }
 
-// Unwrap makes errors.Is(err, ErrConcurrency) hold.
-func (e *ConcurrencyError) Unwrap() error { return ErrConcurrency }
+// Unwrap makes errors.Is(err, ErrConcurrency) hold, and errors.Is and As
+// reach the version read's error when there is one.
+func (e *ConcurrencyError) Unwrap() []error {
+	if e.ReadErr != nil {
+		return []error{ErrConcurrency, e.ReadErr}
+	}
+	return []error{ErrConcurrency}
+}
 
 // DuplicateEventError reports an event id that is already stored.
 type DuplicateEventError struct {

@@ -214,7 +214,11 @@ func planSteps(cat *dialect.Catalogue, names *Names, queries []QueryTable, cqrsP
 					src += " for " + vals[sc.PerTable]
 				}
 				np.addDerived(st, vals, src)
-				steps = append(steps, Step{Script: sc.Name, Area: sc.Area, Table: vals[sc.PerTable], SQL: sql})
+				step := Step{Script: sc.Name, Area: sc.Area, Table: vals[sc.PerTable], SQL: sql}
+				if err := guard(cat, &step); err != nil {
+					return nil, err
+				}
+				steps = append(steps, step)
 			}
 		}
 	}
@@ -293,7 +297,11 @@ func queryTableSteps(cat *dialect.Catalogue, sc dialect.Script, names *Names, q 
 			return nil, fmt.Errorf("query table %s: %w", table, err)
 		}
 		np.addDerived(st, vals, "query table "+table)
-		steps = append(steps, Step{Script: sc.Name, Area: sc.Area, Table: table, SQL: sql})
+		step := Step{Script: sc.Name, Area: sc.Area, Table: table, SQL: sql}
+		if err := guard(cat, &step); err != nil {
+			return nil, err
+		}
+		steps = append(steps, step)
 	}
 	for _, f := range q.Fields {
 		tmpl := cat.QueryColumns.Index

@@ -20,11 +20,12 @@ final class Policy {
      * (null: any). A database applies its URL settings when it is first opened, so whoever
      * connects first would set them for everyone (H2 IGNORECASE, HSQLDB sql.ignore_case made
      * 'acc-1' = 'ACC-1' for the application); only settings Tidemark itself uses pass.
+     * hsqldb.tx=locks is the engine's default, which a URL without the setting gets anyway.
      */
     private static final Map<String, Set<String>> H2_SETTINGS = allowed(
             "LOCK_TIMEOUT", null, "QUERY_TIMEOUT", null, "DB_CLOSE_DELAY", null, "TIME ZONE", null, "THROTTLE", null);
     private static final Map<String, Set<String>> HSQLDB_SETTINGS = allowed(
-            "hsqldb.tx", Set.of("mvcc"), "sql.pad_space", Set.of("false"), "hsqldb.lob_file_scale", null);
+            "hsqldb.tx", Set.of("mvcc", "locks"), "sql.pad_space", Set.of("false"), "hsqldb.lob_file_scale", null);
 
     private static Map<String, Set<String>> allowed(Object... kv) {
         java.util.HashMap<String, Set<String>> m = new java.util.HashMap<>();

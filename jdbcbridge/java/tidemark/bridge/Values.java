@@ -205,7 +205,7 @@ final class Values {
                 return false;
             }
             case T_DATE: {
-                LocalDate d = rs.getObject(i, LocalDate.class);
+                LocalDate d = OldTime.date(rs, i);
                 if (d == null) {
                     o.u8(T_NULL);
                 } else {
@@ -214,7 +214,7 @@ final class Values {
                 return false;
             }
             case T_TIME: {
-                LocalTime t = rs.getObject(i, LocalTime.class);
+                LocalTime t = OldTime.time(rs, i);
                 if (t == null) {
                     o.u8(T_NULL);
                 } else {
@@ -223,7 +223,7 @@ final class Values {
                 return false;
             }
             case T_TIMESTAMP: {
-                LocalDateTime t = rs.getObject(i, LocalDateTime.class);
+                LocalDateTime t = OldTime.timestamp(rs, i);
                 if (t == null) {
                     o.u8(T_NULL);
                 } else {
@@ -232,7 +232,7 @@ final class Values {
                 return false;
             }
             case T_TIMESTAMPTZ: {
-                OffsetDateTime t = rs.getObject(i, OffsetDateTime.class);
+                OffsetDateTime t = OldTime.timestampTz(rs, i);
                 if (t == null) {
                     o.u8(T_NULL);
                 } else {
@@ -404,19 +404,19 @@ final class Values {
                 OffsetDateTime odt = Instant.ofEpochSecond(sec, nanos).atOffset(ZoneOffset.ofTotalSeconds(off));
                 switch (pt.get(i)) {
                     case Types.DATE:
-                        ps.setObject(i, odt.toLocalDate());
+                        OldTime.set(ps, i, odt.toLocalDate());
                         return;
                     case Types.TIME:
-                        ps.setObject(i, odt.toLocalTime());
+                        OldTime.set(ps, i, odt.toLocalTime());
                         return;
                     case Types.TIME_WITH_TIMEZONE:
-                        ps.setObject(i, odt.toOffsetTime());
+                        OldTime.set(ps, i, odt.toOffsetTime());
                         return;
                     case Types.TIMESTAMP:
-                        ps.setObject(i, odt.withOffsetSameInstant(ZoneOffset.UTC).toLocalDateTime());
+                        OldTime.set(ps, i, odt.withOffsetSameInstant(ZoneOffset.UTC).toLocalDateTime());
                         return;
                     default:
-                        ps.setObject(i, odt);
+                        OldTime.set(ps, i, odt);
                         return;
                 }
             }
