@@ -53,7 +53,7 @@ func testCaptureFollowTransientRetried(t T, env *Env) {
 		t.Fatalf("the engine names no capture records table")
 	}
 	if fault = transientFault(e, env.Catalogue.Errors); fault == nil {
-		t.Skipf("the dialect has no transient error rule by SQLSTATE or vendor code to inject")
+		skipf(t, "the dialect has no transient error rule by SQLSTATE or vendor code to inject")
 	}
 	tp, err := topic.New(ctx, e)
 	if err != nil {

@@ -31,7 +31,7 @@ var ignoreCase = map[string]struct{ database, table string }{
 // *engine.KeyCollationError naming the table, the column and the collation.
 func testKeyCollationRefused(t T, env *Env) {
 	if env.Catalogue.KeyCollation.Query == "" {
-		t.Skipf("%s declares no key-collation check: its keys' comparison is fixed by the DDL", env.Catalogue.Identity.Name)
+		skipf(t, "%s declares no key-collation check: its keys' comparison is fixed by the DDL", env.Catalogue.Identity.Name)
 	}
 	conv, ok := ignoreCase[env.Driver]
 	if !ok {

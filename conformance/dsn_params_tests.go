@@ -23,7 +23,7 @@ import (
 func testDSNParamsTwoEngines(t T, env *Env) {
 	id := env.Catalogue.Identity
 	if len(id.DSNParams) == 0 {
-		t.Skipf("%s declares no DSN parameters its guarantees rely on", id.Name)
+		skipf(t, "%s declares no DSN parameters its guarantees rely on", id.Name)
 	}
 	base, _, _ := strings.Cut(env.DSN, "?") // the database as a user names it, no parameters
 	dsn := id.ApplyDSNParams(env.Driver, base)

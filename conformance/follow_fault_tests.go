@@ -215,7 +215,7 @@ func followTransientRetried(t T, env *Env, buffered bool) {
 	}}
 	rig = newFaultRig(ctx, t, env, n, counts)
 	if fault = transientFault(rig.e, env.Catalogue.Errors); fault == nil {
-		t.Skipf("the dialect has no transient error rule by SQLSTATE or vendor code to inject")
+		skipf(t, "the dialect has no transient error rule by SQLSTATE or vendor code to inject")
 	}
 	armed.Store(true)
 	errDone := errors.New("all seen")

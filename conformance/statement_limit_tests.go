@@ -30,7 +30,7 @@ func testAppendOverStatementLimit(t T, env *Env) {
 		if limit != 0 {
 			t.Fatalf("no statement limit declared, yet the engine read %d", limit)
 		}
-		t.Skipf("%s declares no limit on one statement's size", env.Catalogue.Identity.Name)
+		skipf(t, "%s declares no limit on one statement's size", env.Catalogue.Identity.Name)
 	}
 	if limit <= 0 {
 		t.Fatalf("the engine read %s as %d", setting, limit)
