@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
@@ -127,7 +128,9 @@ type Advancer struct {
 	own        state
 	ownPending bool      // own's pending pair was recorded by this advancer
 	checkedAt  time.Time // last passed position check; zero: none yet
-	pace       pace      // what the last cycle leaves Run to wait for
+	// pace is what the last cycle leaves Run to wait for (a pace); atomic,
+	// as Cycle may run beside Run.
+	pace atomic.Int32
 }
 
 // New returns an advancer for e.
@@ -285,7 +288,7 @@ const cycleTries = 5
 // holder is one read (the committed end); another advancer's also reads
 // the mark row.
 func (a *Advancer) cycle(ctx context.Context) (bool, error) {
-	a.pace = paceNudge
+	a.pace.Store(int32(paceNudge))
 	holding := time.Now().Before(a.renewAt)
 	s := a.own
 	if !holding {
@@ -319,7 +322,7 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 		if err != nil || !held {
 			a.lost()
 			if err == nil {
-				a.pace = paceForeign
+				a.pace.Store(int32(paceForeign))
 			}
 			return false, err
 		}
@@ -331,7 +334,7 @@ func (a *Advancer) cycle(ctx context.Context) (bool, error) {
 		return step.Moved, err
 	}
 	if step.Held {
-		a.pace = paceHeld
+		a.pace.Store(int32(paceHeld))
 	}
 	if a.opts.Metrics != nil {
 		a.opts.Metrics.Observe(a.opts.Topic, step.Mark, max(end.Pos, step.Mark))

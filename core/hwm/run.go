@@ -51,11 +51,11 @@ func (a *Advancer) Run(ctx context.Context) error {
 		_, err := a.Cycle(ctx)
 		failing, failures = a.logCycle(ctx, err, failing, failures)
 		wait, nudged := a.opts.PollInterval, (<-chan struct{})(a.nudge)
-		switch {
-		case err == nil && a.pace == paceHeld:
+		switch last := pace(a.pace.Load()); {
+		case err == nil && last == paceHeld:
 			backoff = min(max(2*backoff, heldFirst), a.opts.PollInterval)
 			wait = backoff
-		case err == nil && a.pace == paceForeign:
+		case err == nil && last == paceForeign:
 			nudged, backoff = nil, 0
 		default:
 			backoff = 0
