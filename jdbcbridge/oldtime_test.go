@@ -20,7 +20,7 @@ func TestDriverRefusingJavaTime(t *testing.T) {
 	}
 	_, javac, err := FindJava()
 	if err != nil {
-		t.Skip(err)
+		t.Skipf("no Java compiler to build the refusing test driver: %v", err)
 	}
 	classes := t.TempDir()
 	src, _ := filepath.Abs("testdata/olddriver/oldjdbc/OldDriver.java")

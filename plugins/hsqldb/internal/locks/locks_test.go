@@ -65,7 +65,7 @@ func only(t *testing.T) []string {
 // TIDEMARK_LOCKS_ONLY (space-separated test-name prefixes) narrows it.
 func TestConformance(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the whole suite on a locking engine")
+		t.Skip("-short: the whole suite on HSQLDB LOCKS is too long for a short run")
 	}
 	probe, err := provider.Open(context.Background(), harness.EngineHSQLDBLocks, "jdbcbridge")
 	var skipped *harness.Skipped
