@@ -238,6 +238,7 @@ func (m *Matrix) String() string {
 	}
 	m.mu.Unlock()
 	m.writeTimes(&b, names)
+	m.writeFailures(&b)
 	p, f, s := m.Counts()
 	fmt.Fprintf(&b, "%d passed, %d failed, %d skipped\n", p, f, s)
 	return b.String()
@@ -268,6 +269,18 @@ func (m *Matrix) writeTimes(b *strings.Builder, names []string) {
 		fmt.Fprintf(b, " %s/%s %.1fs;", r.Target, r.Test, r.Duration.Seconds())
 	}
 	b.WriteString("\n")
+}
+
+// writeFailures repeats every failed test at the end, with its reason, so
+// the tail of a long log (all a CI summary keeps) names what failed.
+func (m *Matrix) writeFailures(b *strings.Builder) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.Results {
+		if r.Status == Fail {
+			fmt.Fprintf(b, "-- FAILED %s/%s: %s\n", r.Target, r.Test, firstLine(r.Reason))
+		}
+	}
 }
 
 func firstLine(s string) string {
@@ -329,7 +342,7 @@ func Run(t *testing.T, target Target) *Matrix {
 				}
 				switch {
 				case tt.Failed():
-					r.Status, r.Reason = Fail, "see test log"
+					r.Status, r.Reason = Fail, gt.firstFailure()
 				case tt.Skipped():
 					r.Status, r.Reason = Skip, gt.reason
 					if r.Reason == "" {
@@ -349,10 +362,48 @@ func Run(t *testing.T, target Target) *Matrix {
 // goT is a *testing.T that remembers why it skipped, for the matrix.
 type goT struct {
 	*testing.T
-	reason string
+	reason  string
+	mu      sync.Mutex // Errorf may be called from several goroutines
+	failure string
 }
 
 func (g *goT) noteSkip(reason string) { g.reason = reason }
+
+// Errorf, Fatalf and Fatal keep the first failure's message for the matrix.
+func (g *goT) Errorf(format string, args ...any) {
+	g.T.Helper()
+	g.noteFailure(fmt.Sprintf(format, args...))
+	g.T.Errorf(format, args...)
+}
+
+func (g *goT) Fatalf(format string, args ...any) {
+	g.T.Helper()
+	g.noteFailure(fmt.Sprintf(format, args...))
+	g.T.Fatalf(format, args...)
+}
+
+func (g *goT) Fatal(args ...any) {
+	g.T.Helper()
+	g.noteFailure(fmt.Sprint(args...))
+	g.T.Fatal(args...)
+}
+
+func (g *goT) noteFailure(msg string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.failure == "" {
+		g.failure = msg
+	}
+}
+
+func (g *goT) firstFailure() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.failure == "" {
+		return "see test log"
+	}
+	return g.failure
+}
 
 // skipNoter is a T that records skip reasons (goT, cliT).
 type skipNoter interface{ noteSkip(string) }
