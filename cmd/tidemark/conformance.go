@@ -26,6 +26,7 @@ func conformanceCmd() *cobra.Command {
 	var s settings
 	var engineName string
 	var only []string
+	var jdbc jdbcFlags
 	cmd := &cobra.Command{
 		Use:   "conformance",
 		Short: "Run the conformance suite against a dialect plugin on a real database",
@@ -36,7 +37,14 @@ override them. With a DSN, each test gets a fresh database created on that serve
 DSN itself when the account cannot create databases). Without it, the suite
 starts a local server from this machine's installation (PostgreSQL, MariaDB,
 H2/HSQLDB through the JDBC bridge), or uses Docker where a daemon answers;
-otherwise every test is reported as skipped, with the reason.`,
+otherwise every test is reported as skipped, with the reason.
+
+--jdbc-jar and --jdbc-url run a plugin for any JDBC engine: the CLI starts
+the JDBC bridge with the driver's jars and gives each test a new database,
+the URL with a fresh name in place of {db}:
+
+  tidemark conformance --plugin ./tidemark-dialect-derby \
+    --jdbc-jar derby.jar --jdbc-url 'jdbc:derby:memory:{db};create=true'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			c, err := s.resolve()
@@ -49,11 +57,23 @@ otherwise every test is reported as skipped, with the reason.`,
 			}
 			driver := c.Driver
 			p := pluginOf(c)
+			if jdbc.set() {
+				engineFlag := ""
+				if cmd.Flags().Changed("engine") {
+					engineFlag = engineName
+				}
+				if err := jdbc.check(driver, engineFlag, dsn); err != nil {
+					return err
+				}
+			}
 			// Load the plugin first: a refused pin or a missing plugin fails
 			// before any server is started.
 			l, err := load(ctx, p)
 			if err != nil {
 				return err
+			}
+			if jdbc.set() {
+				return runJDBC(ctx, &jdbc, conformance.Target{Load: p.options(), Only: only}, cmd.OutOrStdout())
 			}
 			if driver == "" {
 				// The first of the plugin's drivers this binary links.
@@ -121,6 +141,11 @@ otherwise every test is reported as skipped, with the reason.`,
 	s.register(cmd, withPlugin|withDB)
 	cmd.Flags().StringVar(&engineName, "engine", "", "database engine when it differs from the dialect's name (e.g. --dialect mysql --engine mariadb, or a third-party plugin on h2)")
 	cmd.Flags().StringSliceVar(&only, "only", nil, "run only tests whose names start with these prefixes")
+	cmd.Flags().StringSliceVar(&jdbc.jars, "jdbc-jar", nil, "JDBC driver jars: run the suite through a JDBC bridge started for them (with --jdbc-url)")
+	cmd.Flags().StringVar(&jdbc.url, "jdbc-url", "", "JDBC URL of a new database, with {db} where each test's database name goes (with --jdbc-jar)")
+	cmd.Flags().StringVar(&jdbc.user, "jdbc-user", "", "user for --jdbc-url")
+	cmd.Flags().StringVar(&jdbc.password, "jdbc-password", "", "password for --jdbc-url")
+	cmd.Flags().StringSliceVar(&jdbc.jvmArgs, "jvm-arg", nil, "extra JVM options for the bridge (e.g. --jvm-arg=-Xmx1g)")
 	return cmd
 }
 
