@@ -643,6 +643,12 @@ type ErrorRule struct {
 	// A rule with a pattern never matches an error with no name. Used to
 	// tell a duplicate event id (the primary key) from a sequence conflict.
 	ConstraintPattern string `json:"constraint_pattern,omitempty"`
+	// ConstraintFromMessage, when set, is a Go regular expression with one
+	// group that cuts the violated constraint's name out of the message for
+	// this rule's ConstraintPattern, for an engine whose driver carries no
+	// constraint field and whose message the core's built-in shapes do not
+	// know. A name from the driver's own field still wins.
+	ConstraintFromMessage string `json:"constraint_from_message,omitempty"`
 }
 
 // Introspection holds catalogue queries. Each returns rows as documented.

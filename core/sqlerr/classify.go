@@ -20,6 +20,7 @@ type compiledRule struct {
 	dialect.ErrorRule
 	message    *regexp.Regexp
 	constraint *regexp.Regexp
+	nameShape  *regexp.Regexp // ConstraintFromMessage
 }
 
 // NewClassifier compiles the rules; an invalid pattern is an error naming it.
@@ -36,6 +37,14 @@ func NewClassifier(rules []dialect.ErrorRule) (*Classifier, error) {
 		if r.ConstraintPattern != "" {
 			if cr.constraint, err = regexp.Compile(r.ConstraintPattern); err != nil {
 				return nil, fmt.Errorf("error rule %s: constraint pattern %q: %w", r.Class, r.ConstraintPattern, err)
+			}
+		}
+		if r.ConstraintFromMessage != "" {
+			if cr.nameShape, err = regexp.Compile(r.ConstraintFromMessage); err != nil {
+				return nil, fmt.Errorf("error rule %s: constraint-from-message pattern %q: %w", r.Class, r.ConstraintFromMessage, err)
+			}
+			if cr.nameShape.NumSubexp() != 1 {
+				return nil, fmt.Errorf("error rule %s: constraint-from-message pattern %q has %d groups, want exactly one (the name)", r.Class, r.ConstraintFromMessage, cr.nameShape.NumSubexp())
 			}
 		}
 		c.rules = append(c.rules, cr)
@@ -72,12 +81,27 @@ func (c *Classifier) classify(err error) (dialect.ErrorClass, Details) {
 		if r.message != nil && !r.message.MatchString(d.Message) {
 			continue
 		}
-		if r.constraint != nil && (d.Constraint == "" || !r.constraint.MatchString(d.Constraint)) {
-			continue
+		if r.constraint != nil {
+			if name := r.constraintName(d); name == "" || !r.constraint.MatchString(name) {
+				continue
+			}
 		}
 		return r.Class, d
 	}
 	return "", d
+}
+
+// constraintName is the name the rule's ConstraintPattern tests: the
+// driver's field, else the rule's own shape over the message, else the
+// built-in shapes' guess.
+func (r *compiledRule) constraintName(d Details) string {
+	if r.nameShape == nil || d.constraintFromDriver {
+		return d.Constraint
+	}
+	if m := r.nameShape.FindStringSubmatch(d.Message); m != nil {
+		return strings.TrimSpace(m[1])
+	}
+	return d.Constraint
 }
 
 // Is reports whether err is of class.

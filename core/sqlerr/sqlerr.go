@@ -49,6 +49,8 @@ type Details struct {
 	Constraint string
 	// Message is the text of the whole error (err.Error()).
 	Message string
+
+	constraintFromDriver bool // Constraint came from a driver's field, not the message
 }
 
 // hasCode reports whether c is one of the vendor codes.
@@ -92,6 +94,7 @@ func Extract(err error) Details {
 			driverMsg = e.Error()
 		}
 	})
+	d.constraintFromDriver = d.Constraint != ""
 	if d.Constraint == "" {
 		if driverMsg == "" {
 			driverMsg = d.Message
