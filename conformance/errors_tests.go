@@ -237,6 +237,26 @@ var sessionLockTimeouts = []string{
 	"PRAGMA busy_timeout = 500",
 }
 
+// setSessionLockTimeout bounds conn's lock waits with the catalogue's
+// Locks.SessionLockTimeout, or, when it declares none, the first of
+// sessionLockTimeouts the engine accepts. It returns the statement that
+// ran, or "" and why each was refused.
+func setSessionLockTimeout(ctx context.Context, cat dialect.Catalogue, conn *sql.Conn) (string, []string) {
+	forms := sessionLockTimeouts
+	if cat.Locks.SessionLockTimeout != "" {
+		forms = []string{cat.Locks.SessionLockTimeout}
+	}
+	var refused []string
+	for _, s := range forms {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			refused = append(refused, firstLine(err.Error()))
+			continue
+		}
+		return s, nil
+	}
+	return "", refused
+}
+
 func testErrLockTimeout(t T, env *Env) {
 	e := openEngine(t, env, defaultConfig(env))
 	ctx, cancel := testtime.Context(context.Background(), errGuard)
@@ -247,18 +267,9 @@ func testErrLockTimeout(t T, env *Env) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	setting := ""
-	var refused []string
-	for _, s := range sessionLockTimeouts {
-		if _, err := conn.ExecContext(ctx, s); err == nil {
-			setting = s
-			break
-		} else {
-			refused = append(refused, firstLine(err.Error()))
-		}
-	}
+	setting, refused := setSessionLockTimeout(ctx, env.Catalogue, conn)
 	if setting == "" {
-		skipf(t, "%s accepts none of the session lock-timeout settings the suite knows (%s): no per-session lock timeout", env.Catalogue.Identity.Name, strings.Join(refused, "; "))
+		skipf(t, "%s declares no Locks.SessionLockTimeout and accepts none of the session lock-timeout settings the suite knows (%s): no per-session lock timeout", env.Catalogue.Identity.Name, strings.Join(refused, "; "))
 	}
 	tx, err := e.DB.BeginTx(ctx, nil)
 	if err != nil {

@@ -303,7 +303,7 @@ func writable(ctx context.Context, env *Env) bool {
 		return false
 	}
 	defer conn.Close()
-	lockTimeoutSetting(ctx, conn)
+	setSessionLockTimeout(ctx, env.Catalogue, conn)
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return false

@@ -211,7 +211,7 @@ func testLeaseFenceHoldsTakeover(t T, env *Env) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	setting := lockTimeoutSetting(ctx, conn)
+	setting, _ := setSessionLockTimeout(ctx, env.Catalogue, conn)
 	holder, err := e.DB.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -284,16 +284,6 @@ func testLeaseFenceHoldsTakeover(t T, env *Env) {
 	}
 }
 
-// lockTimeoutSetting applies the first of sessionLockTimeouts conn
-// accepts and returns it, or "" when it accepts none.
-func lockTimeoutSetting(ctx context.Context, conn *sql.Conn) string {
-	for _, s := range sessionLockTimeouts {
-		if _, err := conn.ExecContext(ctx, s); err == nil {
-			return s
-		}
-	}
-	return ""
-}
 
 // waitLapsed waits until the instance row has lapsed on the database clock
 // (a guard against hanging, not a timed assertion).

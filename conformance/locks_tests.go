@@ -33,7 +33,7 @@ func locksTests() []Test {
 const lockRowQuery = `SELECT topic_name FROM ${high_water_mark_store_table} WHERE topic_name = #{topic}`
 
 // waiterConn returns a connection whose lock waits end with a lock timeout
-// (the first of sessionLockTimeouts the engine accepts), or skips.
+// (setSessionLockTimeout), or skips.
 func waiterConn(ctx context.Context, t T, env *Env, e *engine.Engine) (*sql.Conn, string) {
 	t.Helper()
 	conn, err := e.DB.Conn(ctx)
@@ -41,16 +41,11 @@ func waiterConn(ctx context.Context, t T, env *Env, e *engine.Engine) (*sql.Conn
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	var refused []string
-	for _, s := range sessionLockTimeouts {
-		if _, err := conn.ExecContext(ctx, s); err == nil {
-			return conn, s
-		} else {
-			refused = append(refused, firstLine(err.Error()))
-		}
+	s, refused := setSessionLockTimeout(ctx, env.Catalogue, conn)
+	if s == "" {
+		skipf(t, "%s declares no Locks.SessionLockTimeout and accepts none of the session lock-timeout settings the suite knows (%s): a wait cannot be shown without timing it", env.Catalogue.Identity.Name, strings.Join(refused, "; "))
 	}
-	skipf(t, "%s accepts none of the session lock-timeout settings the suite knows (%s): a wait cannot be shown without timing it", env.Catalogue.Identity.Name, strings.Join(refused, "; "))
-	return nil, ""
+	return conn, s
 }
 
 // selectTopics runs query (binds a, b or topic) on q and returns the

@@ -555,6 +555,14 @@ type LockForms struct {
 	// ConflictRead in_transaction (Validate), and the suite adapts the
 	// expectations that assume MVCC (a reader never waits for a writer).
 	ReadersWaitForWriters bool `json:"readers_wait_for_writers"`
+	// SessionLockTimeout, optional, is a statement that bounds the lock
+	// waits of the session it runs on to at most about a second, for tests
+	// that show a wait ending (the conformance suite's errors/lock_timeout,
+	// locks/* and lease takeovers). The core never runs it. Empty: the
+	// suite tries the forms it knows (PostgreSQL's and H2's lock_timeout,
+	// MySQL's innodb_lock_wait_timeout, SQL Server's LOCK_TIMEOUT, SQLite's
+	// busy_timeout) and skips those tests when the engine takes none.
+	SessionLockTimeout string `json:"session_lock_timeout,omitempty"`
 	// ConflictRead is where the core reads a stream's version after the
 	// engine refused an append's insert (the Actual of a ConcurrencyError,
 	// the owner of an AggregateIDTakenError). Empty is ConflictReadPool.
