@@ -11,6 +11,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/schema"
+	"github.com/tidemarkdb/tidemark/core/sqlerr"
 	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
@@ -23,6 +24,7 @@ func queryTableTests() []Test {
 		{"querytable/narrower_decimal_refused", testQueryTableNarrowerDecimal},
 		{"querytable/missing_table_with_creation_off", testQueryTableMissingWithCreationOff},
 		{"querytable/widest_decimal_exact", testWidestDecimalExact},
+		{"querytable/unique_admits_many_nulls", testUniqueAdmitsManyNulls},
 	}
 }
 
@@ -240,4 +242,37 @@ func newEnvLike(t T, env *Env) *Env {
 		return nil
 	}
 	return newEnv(t, env.Target, env.Catalogue, nil)
+}
+
+// testUniqueAdmitsManyNulls: a unique query field is nullable (a pointer
+// field stores NULL), so many read models may hold NULL in it, while a
+// second equal value is refused as a unique violation. An engine whose
+// UNIQUE admits one NULL (SQL Server) needs a filtered index in its
+// QueryColumns.UniqueIndex.
+func testUniqueAdmitsManyNulls(t T, env *Env) {
+	e := openEngine(t, env, defaultConfig(env))
+	table := queryTableName(t, env.Features.fixtureQueryTable())
+	ctx := context.Background()
+	ins := dialect.Compile("INSERT INTO "+table+" (read_model_id, message_id, iban) VALUES (#{id}, #{msg}, #{iban})", e.Cat.Identity.Placeholder)
+	insert := func(id string, iban any) error {
+		args, err := ins.Args(map[string]any{"id": id, "msg": "00000000-0000-0000-0000-00000000000" + id[len(id)-1:], "iban": iban})
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+		_, err = e.DB.ExecContext(ctx, ins.SQL, args...)
+		return e.Errors.Wrap(err)
+	}
+	for _, id := range []string{"rm-1", "rm-2", "rm-3"} {
+		if err := insert(id, nil); err != nil {
+			t.Fatalf("read model %s with a NULL unique field: %v (QueryColumns.UniqueIndex must admit many NULLs, e.g. filtered WHERE ${column} IS NOT NULL)", id, err)
+		}
+	}
+	if err := insert("rm-4", "DE02"); err != nil {
+		t.Fatal(err)
+	}
+	err := insert("rm-5", "DE02")
+	if err == nil {
+		t.Fatalf("a second read model with iban DE02: accepted by a unique column")
+	}
+	expectClass(t, err, sqlerr.ErrUniqueViolation, "a second equal value in a unique query column")
 }
