@@ -78,6 +78,7 @@ func runConsumerCells(ctx context.Context, prov *harness.Provider, tg target, fr
 		{"latency", func() error { return consumerLatency(ctx, prov, tg, fresh) }},
 		{"catchup", func() error { return consumerCatchUp(ctx, tg, fresh) }},
 		{"projection", func() error { return projectionCell(ctx, tg, fresh) }},
+		{"finders", func() error { return bigFinderCell(ctx, tg, fresh) }},
 	}
 	for _, c := range cells {
 		if !strings.Contains(","+*flagConsumerCells+",", ","+c.name+",") {

@@ -121,35 +121,7 @@ func finderCell(ctx context.Context, e *engine.Engine, st *projection.Store[benc
 	if len(keys) == 0 {
 		return fmt.Errorf("no read models")
 	}
-	hand, err := e.CompileText(`SELECT q.read_model_id, r.payload FROM ${query_table} q
-LEFT JOIN ${read_model_capture_records_table} r ON r.id = q.message_id WHERE q.account_id = #{id}`,
-		map[string]string{"query_table": st.Table()})
-	if err != nil {
-		return err
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	var tf, th []time.Duration
-	for range *flagProjLookups {
-		k := keys[rng.IntN(len(keys))]
-		t0 := time.Now()
-		if _, ok, err := st.FindUnique(ctx, "account_id", k); err != nil || !ok {
-			return fmt.Errorf("FindUnique(%s): %v, %v", k, ok, err)
-		}
-		t1 := time.Now()
-		args, err := hand.Args(map[string]any{"id": k})
-		if err != nil {
-			return err
-		}
-		var id, payload string
-		if err := e.DB.QueryRowContext(ctx, hand.SQL, args...).Scan(&id, &payload); err != nil {
-			return err
-		}
-		tf, th = append(tf, t1.Sub(t0)), append(th, time.Since(t1))
-	}
-	pf, ph := p50(tf), p50(th)
-	fmt.Printf("   finder FindUnique over %d read models: p50 %v vs hand-written SQL %v  ratio %.2f (target ≥ 0.9)\n",
-		len(keys), pf, ph, float64(ph)/float64(pf))
-	return nil
+	return uniqueFinder(ctx, e, st, len(keys), func(r *rand.Rand) string { return keys[r.IntN(len(keys))] })
 }
 
 func p50(d []time.Duration) time.Duration {

@@ -284,7 +284,6 @@ func testLeaseFenceHoldsTakeover(t T, env *Env) {
 	}
 }
 
-
 // waitLapsed waits until the instance row has lapsed on the database clock
 // (a guard against hanging, not a timed assertion).
 func waitLapsed(ctx context.Context, t T, e *engine.Engine, instance string) {

@@ -26,6 +26,7 @@ func projectionTests() []Test {
 		{"projection/added_field_default_removed_field_ignored", testProjectionEvolution},
 		{"projection/chained_downstream_converges_on_upstream", testProjectionChained},
 		{"projection/compaction_keeps_every_read_model", testProjectionCompaction},
+		{"projection/finder_range_reads_flat", testFinderRangeReadsFlat},
 	}
 }
 

@@ -130,27 +130,57 @@ func (o order[S]) cmp() string {
 
 func (o order[S]) columns() []string { return []string{"q.read_model_id", "r.payload"} }
 
-// terms order by the field with read models without a value last (the
-// same on every engine, whatever its NULL ordering), then by key.
-func (o order[S]) terms() []string {
-	if o.field == nil {
-		return []string{"q.read_model_id" + o.dir()}
-	}
-	col := "q." + o.field.decl.Column
-	return []string{"CASE WHEN " + col + " IS NULL THEN 1 ELSE 0 END", col + o.dir(), "q.read_model_id" + o.dir()}
+// part is one stretch of a finder's order: the read models with a value
+// in the order field (by value, then key), or those without one (by key).
+// An order by key is one part.
+type part[S any] struct {
+	o     order[S]
+	nulls bool // the models without a value in the order field
 }
 
-// after restricts b to the rows after c in this order.
-func (o order[S]) after(b sq.SelectBuilder, c Cursor) (sq.SelectBuilder, error) {
-	if o.field == nil {
-		return b.Where("q.read_model_id "+o.cmp()+" ?", c.key), nil
+// parts are the stretches a page starting after c may take rows from.
+func (o order[S]) parts(c Cursor) []part[S] {
+	switch {
+	case o.field == nil:
+		return []part[S]{{o: o}}
+	case c.set && c.value == nil:
+		return []part[S]{{o: o, nulls: true}} // the cursor is already among them
 	}
-	col := "q." + o.field.decl.Column
-	if c.value == nil {
-		return b.Where(col+" IS NULL AND q.read_model_id "+o.cmp()+" ?", c.key), nil
+	return []part[S]{{o: o}, {o: o, nulls: true}}
+}
+
+// terms order the part's rows: by the field, then by key.
+func (p part[S]) terms() []string {
+	if p.o.field == nil || p.nulls {
+		return []string{"q.read_model_id" + p.o.dir()}
 	}
-	return b.Where("("+col+" "+o.cmp()+" ? OR ("+col+" = ? AND q.read_model_id "+o.cmp()+" ?) OR "+col+" IS NULL)",
-		c.value, c.value, c.key), nil
+	return []string{"q." + p.o.field.decl.Column + p.o.dir(), "q.read_model_id" + p.o.dir()}
+}
+
+// restrict keeps b to the part's rows after c. The bound on the field
+// alone (col >= v) is implied by the keyset condition beside it; it is
+// there for the planner, which can serve it from the field's index.
+func (p part[S]) restrict(b sq.SelectBuilder, c Cursor) (sq.SelectBuilder, error) {
+	if p.o.field == nil {
+		if c.set {
+			b = b.Where("q.read_model_id "+p.o.cmp()+" ?", c.key)
+		}
+		return b, nil
+	}
+	col := "q." + p.o.field.decl.Column
+	if p.nulls {
+		b = b.Where(col + " IS NULL")
+		if c.set && c.value == nil {
+			b = b.Where("q.read_model_id "+p.o.cmp()+" ?", c.key)
+		}
+		return b, nil
+	}
+	b = b.Where(col + " IS NOT NULL")
+	if !c.set {
+		return b, nil
+	}
+	return b.Where(col+" "+p.o.cmp()+"= ?", c.value).
+		Where("("+col+" "+p.o.cmp()+" ? OR ("+col+" = ? AND q.read_model_id "+p.o.cmp()+" ?))", c.value, c.value, c.key), nil
 }
 
 // cursor is the cursor after item (key, v): the order field's value as the

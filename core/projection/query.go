@@ -87,11 +87,14 @@ type Page[S any] struct {
 }
 
 // Find runs q.
+//
+// Read models without a value in the order field come last in both
+// directions. Rather than one ORDER BY that puts NULLs last (a CASE no
+// index serves, so every match is sorted), a page is read in two parts:
+// the models with a value, in the field's order from the cursor (a range
+// the field's index serves), then, while the page has room, those without
+// one in key order.
 func (s *Store[S]) Find(ctx context.Context, q Query) (Page[S], error) {
-	b, err := s.selectWhere(q.Where)
-	if err != nil {
-		return Page[S]{}, err
-	}
 	if q.Limit <= 0 {
 		q.Limit = 100
 	}
@@ -99,24 +102,76 @@ func (s *Store[S]) Find(ctx context.Context, q Query) (Page[S], error) {
 	if err != nil {
 		return Page[S]{}, err
 	}
-	if !q.After.start() {
-		if b, err = ord.after(b, q.After); err != nil {
+	want := q.Limit + 1 // one more than the page says whether one follows
+	var items []Item[S]
+	var cursors []Cursor
+	for _, part := range ord.parts(q.After) {
+		b, err := s.partQuery(q, part)
+		if err != nil {
 			return Page[S]{}, err
 		}
-	}
-	b = b.Columns(ord.columns()...).OrderBy(ord.terms()...)
-	items, last, err := s.run(ctx, b, q.Limit+1, ord)
-	if err != nil {
-		return Page[S]{}, err
+		got, cur, err := s.run(ctx, b, want-len(items), ord)
+		if err != nil {
+			return Page[S]{}, err
+		}
+		items, cursors = append(items, got...), append(cursors, cur...)
+		if len(items) >= want {
+			break
+		}
 	}
 	page := Page[S]{Items: items}
 	if len(items) > q.Limit {
 		page.Items = items[:q.Limit]
-		page.Next = last[q.Limit-1]
+		page.Next = cursors[q.Limit-1]
 	} else {
 		page.Next = Cursor{done: true}
 	}
 	return page, nil
+}
+
+// partQuery is the statement of one part of q's page, before its join
+// and paging clause (run adds them).
+func (s *Store[S]) partQuery(q Query, p part[S]) (sq.SelectBuilder, error) {
+	b, err := s.selectWhere(q.Where)
+	if err != nil {
+		return b, err
+	}
+	if b, err = p.restrict(b, q.After); err != nil {
+		return b, err
+	}
+	return b.Columns(p.o.columns()...).OrderBy(p.terms()...), nil
+}
+
+// Statement is one SQL statement with its arguments.
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// Statements are the statements Find runs for q's page, in order: the
+// models with a value in the order field, then, while the page has room,
+// those without one. For EXPLAIN; Find builds the same.
+func (s *Store[S]) Statements(q Query) ([]Statement, error) {
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	ord, err := s.order(q)
+	if err != nil {
+		return nil, err
+	}
+	var out []Statement
+	for _, p := range ord.parts(q.After) {
+		b, err := s.partQuery(q, p)
+		if err != nil {
+			return nil, err
+		}
+		query, args, err := s.finish(b, q.Limit+1).ToSql()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Statement{SQL: query, Args: args})
+	}
+	return out, nil
 }
 
 // FindUnique returns the read model whose unique column equals v.
@@ -240,11 +295,7 @@ func (s *Store[S]) fieldOf(column string) (*field[S], error) {
 // run reads at most limit items of b (paged with the dialect's own paging
 // clause) and each item's cursor.
 func (s *Store[S]) run(ctx context.Context, b sq.SelectBuilder, limit int, ord order[S]) ([]Item[S], []Cursor, error) {
-	b = b.LeftJoin(s.e.Names.Shared["read_model_capture_records_table"] + " r ON r.id = q.message_id")
-	if clause := pagingClause(s.e.Cat); clause != "" {
-		b = b.Suffix(clause, limit)
-	}
-	query, args, err := b.ToSql()
+	query, args, err := s.finish(b, limit).ToSql()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -271,6 +322,15 @@ func (s *Store[S]) run(ctx context.Context, b sq.SelectBuilder, limit int, ord o
 		cursors = append(cursors, ord.cursor(key, &it.Value))
 	}
 	return items, cursors, s.e.Errors.Wrap(rows.Err())
+}
+
+// finish joins each query row to its message and adds the paging clause.
+func (s *Store[S]) finish(b sq.SelectBuilder, limit int) sq.SelectBuilder {
+	b = b.LeftJoin(s.e.Names.Shared["read_model_capture_records_table"] + " r ON r.id = q.message_id")
+	if clause := pagingClause(s.e.Cat); clause != "" {
+		b = b.Suffix(clause, limit)
+	}
+	return b
 }
 
 // pagingClause is the dialect's paging clause with one ? for the row
