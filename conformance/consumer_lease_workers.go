@@ -33,8 +33,8 @@ type leasedArgs struct {
 	Consumer string `json:"consumer"`
 	// KillAfter > 0: the instance kills itself (SIGKILL) inside its
 	// KillAfter-th apply, after its insert, once the others have committed
-	// OthersFirst rows (at once where the engine serialises writers: its
-	// open transaction holds them off).
+	// OthersFirst rows (at once where its open transaction holds them off:
+	// othersCanCommit).
 	KillAfter   int `json:"kill_after"`
 	OthersFirst int `json:"others_first"`
 	// PauseKey: the first apply of this aggregate id prints "in-apply
@@ -197,7 +197,7 @@ func leasedHandler(db *sql.DB, e *engine.Engine, instance string, args leasedArg
 // othersFirst rows (bounded: 20 s) and kills this process, its apply's
 // transaction open.
 func killLeasedMidApply(ctx context.Context, db *sql.DB, e *engine.Engine, instance string, othersFirst int) {
-	if !e.Cat.Locks.SerializesWriters {
+	if othersCanCommit(e) {
 		deadline := testtime.Deadline(20 * time.Second)
 		for time.Now().Before(deadline) {
 			var n int

@@ -27,8 +27,8 @@ type sharedArgs struct {
 	Marker string `json:"marker"`
 	// KillAfter > 0: this instance is the one killed, with SIGKILL, in
 	// that apply (its row written, its transaction not committed), once
-	// the others have committed OthersFirst rows (or at once on an engine
-	// that serialises writers: its open transaction holds them off).
+	// the others have committed OthersFirst rows (or at once where its
+	// open transaction holds them off: othersCanCommit).
 	KillAfter   int `json:"kill_after"`
 	OthersFirst int `json:"others_first"`
 	Want        int `json:"want"`
@@ -105,7 +105,7 @@ func runSharedConsumer(ctx context.Context, db *sql.DB, job WorkerJob) (any, err
 // committed applies of their own (bounded: 20 s), and kills this process.
 func killMidApply(ctx context.Context, db *sql.DB, e *engine.Engine, args sharedArgs) {
 	_ = os.WriteFile(args.Marker, nil, 0o600)
-	if !e.Cat.Locks.SerializesWriters {
+	if othersCanCommit(e) {
 		deadline := testtime.Deadline(20 * time.Second)
 		for time.Now().Before(deadline) {
 			if n, err := sharedCount(ctx, db); err == nil && n >= args.OthersFirst {
@@ -116,6 +116,15 @@ func killMidApply(ctx context.Context, db *sql.DB, e *engine.Engine, args shared
 	}
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL) // kill -9, mid-apply
 	select {}
+}
+
+// othersCanCommit tells whether other instances can commit applies while
+// this one holds an apply's transaction open: not where the engine
+// serialises writers (the open transaction holds the one write lock), nor
+// where readers wait for writers (its locks hold the others' applies, and
+// even the count of their rows waits for it: the wait would never end).
+func othersCanCommit(e *engine.Engine) bool {
+	return !e.Cat.Locks.SerializesWriters && !e.Cat.Locks.ReadersWaitForWriters
 }
 
 // awaitFiles waits until n files match pattern, or bound passes.
