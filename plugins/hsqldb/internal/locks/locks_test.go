@@ -26,38 +26,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// firstUnresolved is the first consumer test that did not end on this
-// engine: torture_one_consumer_three_processes_kill9 (8 minutes; a worker
-// killed mid-apply, the survivors wait), then, run apart,
-// leases_spread_kill9_three_processes (4 minutes) and
-// leases_paused_apply_fenced (5 minutes). The cause is not found yet, so a
-// default run leaves out the consumer tests from this one on (the twelve
-// before it pass); TIDEMARK_LOCKS_ALL=1 runs them.
-const firstUnresolved = "consumer/torture_one_consumer_three_processes_kill9"
-
-// only is the default selection: every test but the unresolved consumer
-// tests.
-func only(t *testing.T) []string {
-	if v := os.Getenv("TIDEMARK_LOCKS_ONLY"); v != "" {
-		return strings.Fields(v)
-	}
-	all := os.Getenv("TIDEMARK_LOCKS_ALL") != ""
-	var names []string
-	left := 0
-	for _, tc := range conformance.Tests() {
-		if tc.Name == firstUnresolved {
-			left = 1
-		}
-		if !all && left > 0 && strings.HasPrefix(tc.Name, "consumer/") {
-			left++
-			continue
-		}
-		names = append(names, tc.Name)
-	}
-	if left > 1 {
-		t.Logf("left out: %d consumer tests from %s on (unresolved on HSQLDB LOCKS; TIDEMARK_LOCKS_ALL=1 runs them)", left-1, firstUnresolved)
-	}
-	return names
+// only narrows the run to the test-name prefixes in TIDEMARK_LOCKS_ONLY
+// (space-separated); nil runs every test.
+func only() []string {
+	return strings.Fields(os.Getenv("TIDEMARK_LOCKS_ONLY"))
 }
 
 // TestConformance runs the suite on HSQLDB in LOCKS transaction control,
@@ -84,7 +56,7 @@ func TestConformance(t *testing.T) {
 		Name:   "hsqldb (LOCKS)",
 		Load:   plugin.LoadOptions{Path: bin},
 		Driver: "jdbcbridge",
-		Only:   only(t),
+		Only:   only(),
 		Fresh: func(ctx context.Context) (string, func(), error) {
 			db, err := provider.Open(ctx, harness.EngineHSQLDBLocks, "jdbcbridge")
 			if err != nil {
