@@ -88,6 +88,9 @@ func Catalogue() dialect.Catalogue {
 	for id, q := range leaseStatements() { // DATEADD expiry, WITH LOCK fence
 		st[id] = q
 	}
+	for id, q := range dialect.SagaStatements(`CURRENT_TIMESTAMP`, `DATEADD(CAST(#{lease_millis} AS BIGINT) MILLISECOND TO CURRENT_TIMESTAMP)`) {
+		st[id] = q
+	}
 	// Seeds: MERGE exists, VALUES as a table does not: select from the
 	// one-row system table instead.
 	st[dialect.PartitionSeed] = `MERGE INTO ${partition_metadata_table} t USING (SELECT 1 AS id, CAST(#{partitions} AS INTEGER) AS partitions FROM RDB$DATABASE) s ON t.id = s.id ` +

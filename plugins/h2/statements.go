@@ -11,6 +11,7 @@ func statements() map[dialect.StatementID]string {
 	st := dialect.ANSI().Statements
 	maps.Copy(st, dialect.LeaseStatements(now, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+now+`)`))
 	maps.Copy(st, dialect.PartitionLeaseStatements(now, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+now+`)`))
+	maps.Copy(st, dialect.SagaStatements(now, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+now+`)`))
 	maps.Copy(st, map[dialect.StatementID]string{
 		dialect.PartitionSeed: `MERGE INTO ${partition_metadata_table} t USING (VALUES (1, CAST(#{partitions} AS INT))) AS s (id, partitions) ON t.id = s.id ` +
 			`WHEN NOT MATCHED THEN INSERT (id, partitions) VALUES (s.id, s.partitions)`,

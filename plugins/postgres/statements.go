@@ -19,6 +19,7 @@ func statements() map[dialect.StatementID]string {
 	dialect.LimitPaging(st)
 	maps.Copy(st, dialect.LeaseStatements(clock, clock+` + #{lease_millis} * interval '1 millisecond'`))
 	maps.Copy(st, dialect.PartitionLeaseStatements(clock, clock+` + #{lease_millis} * interval '1 millisecond'`))
+	maps.Copy(st, dialect.SagaStatements(clock, clock+` + #{lease_millis} * interval '1 millisecond'`))
 	// The positions come from a CACHE 1 sequence, not a counter row.
 	delete(st, dialect.PositionSeed)
 	delete(st, dialect.PositionAllocate)
