@@ -100,7 +100,7 @@ func Schedule(ctx Context, name string, when When, payload any) error {
 	if err != nil {
 		return err
 	}
-	if err := Cancel(ctx, name); err != nil {
+	if _, err := Cancel(ctx, name); err != nil {
 		return err
 	}
 	var meta *string
@@ -128,20 +128,22 @@ func (sc *scope) delay(when When) (int64, error) {
 	return when.at.Sub(time.Time(now.Now)).Milliseconds(), nil
 }
 
-// Cancel cancels the instance's deadline name (nothing when none is
-// pending), in the handler's transaction. A deadline being delivered
-// concurrently is either delivered or cancelled, never both: both delete
-// its row, and the loser sees no row.
-func Cancel(ctx Context, name string) error {
+// Cancel cancels the instance's deadline name in the handler's
+// transaction and reports whether one was pending. A deadline being
+// delivered concurrently is either delivered or cancelled, never both:
+// both delete its row, and the loser sees no row (Cancel then waits for
+// the delivery's transaction and returns false).
+func Cancel(ctx Context, name string) (bool, error) {
 	sc := ctx.sc
 	if sc == nil {
-		return ErrNoScope
+		return false, ErrNoScope
 	}
-	_, err := stmt.ExecSagaDeadlineCancel(sc.ctx, sc.e, sc.tx, stmt.SagaDeadlineCancelParams{SagaType: sc.sagaType, SagaID: sc.sagaID, Name: name})
+	res, err := stmt.ExecSagaDeadlineCancel(sc.ctx, sc.e, sc.tx, stmt.SagaDeadlineCancelParams{SagaType: sc.sagaType, SagaID: sc.sagaID, Name: name})
 	if err != nil {
-		return fmt.Errorf("saga %q %s: cancelling deadline %q: %w", sc.sagaType, sc.sagaID, name, err)
+		return false, fmt.Errorf("saga %q %s: cancelling deadline %q: %w", sc.sagaType, sc.sagaID, name, err)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 // CancelAll cancels every pending deadline of the instance.
