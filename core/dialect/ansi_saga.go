@@ -43,6 +43,12 @@ func SagaStatements(now, expiry string) map[StatementID]string {
 		SagaLockAcquire: `UPDATE ` + locks + ` SET owner = #{owner}, expires_at = ` + expiry +
 			` WHERE lock_name = #{lock_name} AND (owner = #{owner} OR expires_at < ` + now + `)`,
 		SagaLockRelease: `DELETE FROM ` + locks + ` WHERE lock_name = #{lock_name} AND owner = #{owner}`,
+		SagaLockRead: `SELECT owner, expires_at, CASE WHEN expires_at >= ` + now + ` THEN 1 ELSE 0 END FROM ` + locks +
+			` WHERE lock_name = #{lock_name}`,
+		SagaCounts:         `SELECT saga_type, COUNT(*), COUNT(completed_at) FROM ` + inst + ` GROUP BY saga_type`,
+		SagaDeadlineCounts: `SELECT saga_type, COUNT(*), MIN(due_at) FROM ` + dl + ` GROUP BY saga_type`,
+		SagaList: `SELECT id, saga_type, saga_id, version, CASE WHEN completed_at IS NULL THEN 0 ELSE 1 END FROM ` + inst +
+			` ORDER BY saga_type, saga_id`,
 
 		PublicationInsert:   `INSERT INTO ` + pub + ` (PUBLICATION_ID, METADATA) VALUES (#{publication_id}, #{metadata_text})`,
 		PublicationUpdate:   `UPDATE ` + pub + ` SET METADATA = #{metadata_text} WHERE PUBLICATION_ID = #{publication_id}`,

@@ -55,6 +55,19 @@ const (
 	SagaLockAcquire StatementID = "saga.lock_acquire"
 	// SagaLockRelease deletes lock #{lock_name} if #{owner} holds it.
 	SagaLockRelease StatementID = "saga.lock_release"
+	// SagaLockRead returns (owner, expires_at, live) of lock #{lock_name};
+	// live is 1 while expires_at is not past on the database clock.
+	SagaLockRead StatementID = "saga.lock_read"
+	// SagaCounts returns (saga_type, n, completed) per saga type of the
+	// instance table: its instances and how many of them completed.
+	SagaCounts StatementID = "saga.counts"
+	// SagaDeadlineCounts returns (saga_type, n, next_due) per saga type:
+	// its pending deadlines and the earliest due_at.
+	SagaDeadlineCounts StatementID = "saga.deadline_counts"
+	// SagaList returns (id, saga_type, saga_id, version, completed) of
+	// every instance of the table, by saga_type and saga_id (the core
+	// stops reading at its limit).
+	SagaList StatementID = "saga.list"
 )
 
 var (
@@ -79,6 +92,10 @@ var sagaStatements = []StatementSpec{
 	{ID: SagaLockInsert, Binds: []string{"lock_name", "owner", "lease_millis"}, Tables: sagaLocks},
 	{ID: SagaLockAcquire, Binds: []string{"lock_name", "owner", "lease_millis"}, Tables: sagaLocks},
 	{ID: SagaLockRelease, Binds: []string{"lock_name", "owner"}, Tables: sagaLocks},
+	{ID: SagaLockRead, Binds: []string{"lock_name"}, Tables: sagaLocks, Returns: []string{"owner", "expires_at", "live"}},
+	{ID: SagaCounts, Tables: sagaInstances, Returns: []string{"saga_type", "n", "completed_count"}},
+	{ID: SagaDeadlineCounts, Tables: sagaDeadlines, Returns: []string{"saga_type", "n", "next_due"}},
+	{ID: SagaList, Tables: sagaInstances, Returns: []string{"id", "saga_type", "saga_id", "version", "completed"}},
 }
 
 // EVENT_PUBLICATION_METADATA, ${event_publication_metadata_table}: one row

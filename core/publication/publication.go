@@ -25,7 +25,9 @@ const MaxIDLength = 36
 // InvalidError reports an argument refused before any SQL runs.
 type InvalidError struct{ What, Reason string }
 
-func (e *InvalidError) Error() string { return fmt.Sprintf("publication metadata: %s %s", e.What, e.Reason) }
+func (e *InvalidError) Error() string {
+	return fmt.Sprintf("publication metadata: %s %s", e.What, e.Reason)
+}
 
 // Store reads and writes EVENT_PUBLICATION_METADATA.
 type Store struct{ e *engine.Engine }

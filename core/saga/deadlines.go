@@ -94,7 +94,9 @@ type Deadlines struct {
 // InvalidOptionError reports an option NewDeadlines refuses.
 type InvalidOptionError struct{ Option, Reason string }
 
-func (e *InvalidOptionError) Error() string { return fmt.Sprintf("saga deadlines: %s %s", e.Option, e.Reason) }
+func (e *InvalidOptionError) Error() string {
+	return fmt.Sprintf("saga deadlines: %s %s", e.Option, e.Reason)
+}
 
 // NewDeadlines makes the deliverer of targets' deadlines on e.
 func NewDeadlines(e *engine.Engine, targets []Target, opts ...DeadlineOption) (*Deadlines, error) {

@@ -244,22 +244,7 @@ func (st *Store[S]) PendingDeadlines(ctx context.Context, sagaID string) (int64,
 // than olderThan before the database clock's now, except those with a
 // pending deadline; it returns how many it deleted.
 func (st *Store[S]) Purge(ctx context.Context, olderThan time.Duration) (int64, error) {
-	if olderThan < 0 {
-		return 0, &DeclarationError{SagaType: st.s.typ, What: "a purge age must not be negative"}
-	}
-	var n int64
-	err := st.e.InTx(ctx, engine.OpWrite, engine.TransientRetry{}, func(tx *sql.Tx) error {
-		res, err := stmt.ExecSagaPurge(ctx, st.e, tx, stmt.SagaPurgeParams{SagaType: st.s.typ, CutoffMillis: -olderThan.Milliseconds(), SagaInstancesTable: st.table})
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("saga %q: purge: %w", st.s.typ, err)
-	}
-	return n, nil
+	return PurgeType(ctx, st.e, st.table, st.s.typ, olderThan)
 }
 
 // Options are the consumer options that run the saga over the event

@@ -427,6 +427,174 @@ func ExecSagaLockRelease(ctx context.Context, e *engine.Engine, q engine.Querier
 	return e.Exec(ctx, q, dialect.SagaLockRelease, nil, p.args())
 }
 
+// SagaLockReadParams are the binds of dialect.SagaLockRead.
+type SagaLockReadParams struct {
+	// LockName is #{lock_name}.
+	LockName string
+}
+
+func (p SagaLockReadParams) args() map[string]any {
+	return map[string]any{
+		"lock_name": p.LockName,
+	}
+}
+
+// ExecSagaLockRead runs dialect.SagaLockRead on q (see engine.Engine.Exec).
+func ExecSagaLockRead(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaLockReadParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.SagaLockRead, nil, p.args())
+}
+
+// SagaLockReadRow is a row of dialect.SagaLockRead.
+type SagaLockReadRow struct {
+	// Owner is column owner.
+	Owner string
+	// ExpiresAt is column expires_at.
+	ExpiresAt engine.UTCTime
+	// Live is column live.
+	Live int
+}
+
+func scanSagaLockRead(s scanner, r *SagaLockReadRow) error {
+	return s.Scan(&r.Owner, &r.ExpiresAt, &r.Live)
+}
+
+// QuerySagaLockRead runs dialect.SagaLockRead on q and returns its rows (see engine.Engine.Query).
+func QuerySagaLockRead(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaLockReadParams) (Rows[SagaLockReadRow], error) {
+	rows, err := e.Query(ctx, q, dialect.SagaLockRead, nil, p.args())
+	return Rows[SagaLockReadRow]{rows: rows, e: e, scan: scanSagaLockRead}, err
+}
+
+// QueryRowSagaLockRead runs dialect.SagaLockRead on q and scans its one row; sql.ErrNoRows when
+// there is none (see engine.Engine.QueryRow).
+func QueryRowSagaLockRead(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaLockReadParams) (SagaLockReadRow, error) {
+	var r SagaLockReadRow
+	err := scanSagaLockRead(e.QueryRow(ctx, q, dialect.SagaLockRead, nil, p.args()), &r)
+	return r, err
+}
+
+// SagaCountsParams are the binds of dialect.SagaCounts and the tables its caller names.
+type SagaCountsParams struct {
+	// SagaInstancesTable fills ${saga_instances_table}.
+	SagaInstancesTable string
+}
+
+func (p SagaCountsParams) tables() map[string]string {
+	return map[string]string{"saga_instances_table": p.SagaInstancesTable}
+}
+
+// ExecSagaCounts runs dialect.SagaCounts on q (see engine.Engine.Exec).
+func ExecSagaCounts(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaCountsParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.SagaCounts, p.tables(), nil)
+}
+
+// SagaCountsRow is a row of dialect.SagaCounts.
+type SagaCountsRow struct {
+	// SagaType is column saga_type.
+	SagaType string
+	// N is column n.
+	N int64
+	// CompletedCount is column completed_count.
+	CompletedCount int64
+}
+
+func scanSagaCounts(s scanner, r *SagaCountsRow) error {
+	return s.Scan(&r.SagaType, &r.N, &r.CompletedCount)
+}
+
+// QuerySagaCounts runs dialect.SagaCounts on q and returns its rows (see engine.Engine.Query).
+func QuerySagaCounts(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaCountsParams) (Rows[SagaCountsRow], error) {
+	rows, err := e.Query(ctx, q, dialect.SagaCounts, p.tables(), nil)
+	return Rows[SagaCountsRow]{rows: rows, e: e, scan: scanSagaCounts}, err
+}
+
+// QueryRowSagaCounts runs dialect.SagaCounts on q and scans its one row; sql.ErrNoRows when
+// there is none (see engine.Engine.QueryRow).
+func QueryRowSagaCounts(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaCountsParams) (SagaCountsRow, error) {
+	var r SagaCountsRow
+	err := scanSagaCounts(e.QueryRow(ctx, q, dialect.SagaCounts, p.tables(), nil), &r)
+	return r, err
+}
+
+// ExecSagaDeadlineCounts runs dialect.SagaDeadlineCounts on q (see engine.Engine.Exec).
+func ExecSagaDeadlineCounts(ctx context.Context, e *engine.Engine, q engine.Querier) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.SagaDeadlineCounts, nil, nil)
+}
+
+// SagaDeadlineCountsRow is a row of dialect.SagaDeadlineCounts.
+type SagaDeadlineCountsRow struct {
+	// SagaType is column saga_type.
+	SagaType string
+	// N is column n.
+	N int64
+	// NextDue is column next_due.
+	NextDue engine.UTCTime
+}
+
+func scanSagaDeadlineCounts(s scanner, r *SagaDeadlineCountsRow) error {
+	return s.Scan(&r.SagaType, &r.N, &r.NextDue)
+}
+
+// QuerySagaDeadlineCounts runs dialect.SagaDeadlineCounts on q and returns its rows (see engine.Engine.Query).
+func QuerySagaDeadlineCounts(ctx context.Context, e *engine.Engine, q engine.Querier) (Rows[SagaDeadlineCountsRow], error) {
+	rows, err := e.Query(ctx, q, dialect.SagaDeadlineCounts, nil, nil)
+	return Rows[SagaDeadlineCountsRow]{rows: rows, e: e, scan: scanSagaDeadlineCounts}, err
+}
+
+// QueryRowSagaDeadlineCounts runs dialect.SagaDeadlineCounts on q and scans its one row; sql.ErrNoRows when
+// there is none (see engine.Engine.QueryRow).
+func QueryRowSagaDeadlineCounts(ctx context.Context, e *engine.Engine, q engine.Querier) (SagaDeadlineCountsRow, error) {
+	var r SagaDeadlineCountsRow
+	err := scanSagaDeadlineCounts(e.QueryRow(ctx, q, dialect.SagaDeadlineCounts, nil, nil), &r)
+	return r, err
+}
+
+// SagaListParams are the binds of dialect.SagaList and the tables its caller names.
+type SagaListParams struct {
+	// SagaInstancesTable fills ${saga_instances_table}.
+	SagaInstancesTable string
+}
+
+func (p SagaListParams) tables() map[string]string {
+	return map[string]string{"saga_instances_table": p.SagaInstancesTable}
+}
+
+// ExecSagaList runs dialect.SagaList on q (see engine.Engine.Exec).
+func ExecSagaList(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaListParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.SagaList, p.tables(), nil)
+}
+
+// SagaListRow is a row of dialect.SagaList.
+type SagaListRow struct {
+	// ID is column id.
+	ID string
+	// SagaType is column saga_type.
+	SagaType string
+	// SagaID is column saga_id.
+	SagaID string
+	// Version is column version.
+	Version int64
+	// Completed is column completed.
+	Completed int
+}
+
+func scanSagaList(s scanner, r *SagaListRow) error {
+	return s.Scan(&r.ID, &r.SagaType, &r.SagaID, &r.Version, &r.Completed)
+}
+
+// QuerySagaList runs dialect.SagaList on q and returns its rows (see engine.Engine.Query).
+func QuerySagaList(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaListParams) (Rows[SagaListRow], error) {
+	rows, err := e.Query(ctx, q, dialect.SagaList, p.tables(), nil)
+	return Rows[SagaListRow]{rows: rows, e: e, scan: scanSagaList}, err
+}
+
+// QueryRowSagaList runs dialect.SagaList on q and scans its one row; sql.ErrNoRows when
+// there is none (see engine.Engine.QueryRow).
+func QueryRowSagaList(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaListParams) (SagaListRow, error) {
+	var r SagaListRow
+	err := scanSagaList(e.QueryRow(ctx, q, dialect.SagaList, p.tables(), nil), &r)
+	return r, err
+}
+
 // PublicationInsertParams are the binds of dialect.PublicationInsert.
 type PublicationInsertParams struct {
 	// PublicationID is #{publication_id}.

@@ -64,7 +64,7 @@ var types = map[string]goType{
 	"now":                 {col: "engine.UTCTime"},
 	"occurred_at":         {bind: "time.Time", col: "engine.UTCTime"},
 	"oldest":              {col: "sql.NullInt64"},
-	"owner":               {bind: "string"},
+	"owner":               {bind: "string", col: "string"},
 	"partition":           {bind: "int"},
 	"partition_key":       {bind: "int", col: "int64"},
 	"partition_no":        {bind: "int", col: "int"},
@@ -116,6 +116,8 @@ var types = map[string]goType{
 	"publication_id":  {bind: "string"},
 	"metadata_text":   {bind: "string", col: "string"},
 	"completion_date": {bind: "time.Time", col: "engine.UTCTime"},
+	"completed_count": {col: "int64"},
+	"next_due":        {col: "engine.UTCTime"},
 
 	// The stream-version binds: one aggregate id each.
 	"id_a": {bind: "string"}, "id_b": {bind: "string"}, "id_c": {bind: "string"}, "id_d": {bind: "string"},
