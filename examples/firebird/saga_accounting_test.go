@@ -16,5 +16,6 @@ func init() {
 		"saga/deadline_fires_once_three_processes",
 		"saga/deadline_holder_killed_mid_delivery_another_delivers",
 		"saga/publication_metadata_round_trip_and_purge",
+		"saga/operator_status_list_without_declaration",
 	)
 }
