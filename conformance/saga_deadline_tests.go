@@ -180,3 +180,55 @@ func testSagaCancelRace(t T, env *Env) {
 		}
 	}
 }
+
+// heldLease is an application's lease for saga.WithLease.
+type heldLease struct{ held bool }
+
+func (l *heldLease) Held(context.Context) (bool, error) { return l.held, nil }
+
+// testSagaDeadlineLock: only the holder of the deadline lock polls;
+// another process's deliverer takes it over once it expired on the
+// database clock, and the old holder then polls no more; an application's
+// own lease replaces the lock row.
+func testSagaDeadlineLock(t T, env *Env) {
+	r := newSagaRig(t, env)
+	lease := testtime.D(time.Second)
+	mk := func(opts ...saga.DeadlineOption) *saga.Deadlines {
+		d, err := saga.NewDeadlines(r.e, []saga.Target{r.st}, append([]saga.DeadlineOption{saga.WithPollInterval(20 * time.Millisecond), saga.WithLeaseDuration(lease)}, opts...)...)
+		if err != nil {
+			t.Fatalf("NewDeadlines: %v", err)
+		}
+		return d
+	}
+	d1, d2 := mk(saga.WithOwner("first")), mk(saga.WithOwner("second"))
+	r.poll(t, d1) // takes the lock
+	r.apply(t, sagaOpened{ID: "l-1", ArmMs: -1})
+	if n := r.poll(t, d2); n != 0 || r.pending(t, "l-1") != 1 {
+		t.Fatalf("a process without the lock delivered %d", n)
+	}
+	delivered := 0
+	waitFor(t, "the second deliverer takes the expired lock over and delivers", func() bool {
+		delivered += r.poll(t, d2)
+		return delivered == 1
+	})
+	r.apply(t, sagaOpened{ID: "l-2", ArmMs: -1})
+	if n := r.poll(t, d1); n != 0 {
+		t.Errorf("the old holder delivered %d after the takeover", n)
+	}
+	st, err := saga.ReadStatus(context.Background(), r.e)
+	if err != nil || st.Lock == nil || st.Lock.Owner != "second" {
+		t.Errorf("lock = %+v, %v; want held by second", st.Lock, err)
+	}
+	own := &heldLease{}
+	d3 := mk(saga.WithLease(own), saga.WithOwner("third"))
+	if n := r.poll(t, d3); n != 0 {
+		t.Errorf("a deliverer whose own lease is not held delivered %d", n)
+	}
+	own.held = true
+	if n := r.poll(t, d3); n != 1 {
+		t.Errorf("a deliverer holding its own lease delivered %d, want 1 (l-2)", n)
+	}
+	if st, _ := saga.ReadStatus(context.Background(), r.e); st.Lock == nil || st.Lock.Owner != "second" {
+		t.Errorf("the application's lease touched the lock row: %+v", st.Lock)
+	}
+}

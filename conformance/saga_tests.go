@@ -30,6 +30,7 @@ func sagaTests() []Test {
 		{"saga/deadline_holder_killed_mid_delivery_another_delivers", testSagaDeadlineHolderKilled},
 		{"saga/publication_metadata_round_trip_and_purge", testPublicationMetadata},
 		{"saga/operator_status_list_without_declaration", testSagaOperatorStatus},
+		{"saga/deadline_lock_one_holder_takeover_own_lease", testSagaDeadlineLock},
 	}
 }
 

@@ -17,5 +17,6 @@ func init() {
 		"saga/deadline_holder_killed_mid_delivery_another_delivers",
 		"saga/publication_metadata_round_trip_and_purge",
 		"saga/operator_status_list_without_declaration",
+		"saga/deadline_lock_one_holder_takeover_own_lease",
 	)
 }
