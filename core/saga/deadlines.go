@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -88,6 +89,8 @@ type Deadlines struct {
 	targets map[string]Target
 	opts    deadlineOptions
 	lock    *lockLease // nil with WithLease
+
+	mu      sync.Mutex // one poll at a time
 	renewed time.Time  // when the lease was last confirmed (monotonic, this process)
 }
 
@@ -152,9 +155,12 @@ func (d *Deadlines) Run(ctx context.Context) error {
 
 // Poll runs one poll: when the lease is held, it reads up to a batch of
 // due deadlines (due on the database clock) and delivers each; it returns
-// how many it delivered. A delivery whose handler fails is rolled back
+// how many it delivered; polls of one Deadlines run one at a time. A
+// delivery whose handler fails is rolled back
 // (the deadline stays due for a later poll) and joined into the error.
 func (d *Deadlines) Poll(ctx context.Context) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if held, err := d.held(ctx, true); !held || err != nil {
 		return 0, err
 	}
