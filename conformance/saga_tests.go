@@ -299,6 +299,13 @@ func testSagaRefused(t T, env *Env) {
 	if !errors.As(got, &inv) || !errors.As(err, &inv) {
 		t.Errorf("scheduling a deadline with no handler: %v (apply: %v), want *InvalidDeadlineError", got, err)
 	}
+	err = e.InTx(context.Background(), engine.OpWrite, engine.TransientRetry{}, func(tx *sql.Tx) error {
+		return st.Apply(context.Background(), tx, sagaRecord(t, sagaOpened{ID: ""}))
+	})
+	var badID *saga.SagaIDError
+	if !errors.As(err, &badID) {
+		t.Errorf("an event giving an empty saga id: %v, want *SagaIDError", err)
+	}
 	if _, err := saga.Cancel(saga.Context{Context: context.Background()}, "x"); !errors.Is(err, saga.ErrNoScope) {
 		t.Errorf("Cancel outside a handler: %v, want ErrNoScope", err)
 	}

@@ -45,6 +45,14 @@ func (e *ConflictError) Error() string {
 // Transient makes the consumer (and engine.InTx) retry the apply.
 func (e *ConflictError) Transient() bool { return true }
 
+// SagaIDError reports an event whose saga id (read off it by its handler's
+// id function) is empty or longer than 255 bytes; nothing is written.
+type SagaIDError struct{ SagaType, EventType, EventID, SagaID string }
+
+func (e *SagaIDError) Error() string {
+	return fmt.Sprintf("saga %q: event %s (%s) gives saga id %q: it must be 1 to 255 bytes", e.SagaType, e.EventID, e.EventType, e.SagaID)
+}
+
 // Open binds s to e: the declaration is checked and its table must be one
 // of the engine's saga tables (the default, or one of
 // schema.Config.SagaTables). Nothing runs on the database.
@@ -104,7 +112,7 @@ func (st *Store[S]) Apply(ctx context.Context, tx *sql.Tx, rec eventstore.Record
 		return err
 	}
 	if sagaID == "" || len(sagaID) > 255 {
-		return &DeclarationError{SagaType: st.s.typ, What: fmt.Sprintf("event %s (%s) gives saga id %q: must be 1 to 255 characters", rec.ID, rec.Type, sagaID)}
+		return &SagaIDError{SagaType: st.s.typ, EventType: rec.Type, EventID: rec.ID, SagaID: sagaID}
 	}
 	sc := &scope{ctx: ctx, e: st.e, tx: tx, codec: st.s.codec, sagaType: st.s.typ, sagaID: sagaID, metadata: rec.Metadata, known: st.knows}
 	return st.run(sc, r.starts, apply)
