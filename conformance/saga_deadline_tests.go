@@ -232,3 +232,38 @@ func testSagaDeadlineLock(t T, env *Env) {
 		t.Errorf("the application's lease touched the lock row: %+v", st.Lock)
 	}
 }
+
+// testSagaScheduledPurge: a deliverer run with WithPurge purges, while it
+// holds the lease, completed sagas older than the age on the database
+// clock, and keeps the active ones and those with a pending deadline.
+func testSagaScheduledPurge(t T, env *Env) {
+	r := newSagaRig(t, env)
+	for _, id := range []string{"sp-active", "sp-done", "sp-held"} {
+		r.apply(t, sagaOpened{ID: id})
+	}
+	r.apply(t, sagaDone{ID: "sp-done"})
+	r.apply(t, sagaDone{ID: "sp-held"})
+	if _, err := stmt.ExecSagaDeadlineSchedule(context.Background(), r.e, r.e.DB, stmt.SagaDeadlineScheduleParams{ID: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c",
+		SagaType: r.st.SagaType(), SagaID: "sp-held", Name: sagaTimeout, DueMillis: 3600_000}); err != nil {
+		t.Fatalf("schedule a deadline for sp-held: %v", err)
+	}
+	d, err := saga.NewDeadlines(r.e, []saga.Target{r.st}, saga.WithPollInterval(20*time.Millisecond),
+		saga.WithLeaseDuration(testtime.D(5*time.Second)), saga.WithPurge(0, time.Millisecond))
+	if err != nil {
+		t.Fatalf("NewDeadlines: %v", err)
+	}
+	if _, err := saga.NewDeadlines(r.e, []saga.Target{r.st}, saga.WithPurge(-time.Hour, time.Hour)); err == nil {
+		t.Errorf("a negative purge age was accepted")
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	waitFor(t, "the lease holder purges sp-done", func() bool { _, ok := r.get(t, "sp-done"); return !ok })
+	stop()
+	<-done
+	for _, id := range []string{"sp-active", "sp-held"} {
+		if _, ok := r.get(t, id); !ok {
+			t.Errorf("the scheduled purge removed %s", id)
+		}
+	}
+}

@@ -31,6 +31,7 @@ func sagaTests() []Test {
 		{"saga/publication_metadata_round_trip_and_purge", testPublicationMetadata},
 		{"saga/operator_status_list_without_declaration", testSagaOperatorStatus},
 		{"saga/deadline_lock_one_holder_takeover_own_lease", testSagaDeadlineLock},
+		{"saga/scheduled_purge_by_lease_holder", testSagaScheduledPurge},
 	}
 }
 

@@ -51,6 +51,8 @@ type deadlineOptions struct {
 	batch         int
 	lease         Lease
 	logger        *slog.Logger
+	purgeAge      time.Duration
+	purgeEvery    time.Duration
 }
 
 // WithLease polls while l is held, instead of holding the
@@ -75,6 +77,19 @@ func WithLeaseDuration(d time.Duration) DeadlineOption {
 // WithBatch sets how many due deadlines one poll reads (default 100).
 func WithBatch(n int) DeadlineOption { return func(o *deadlineOptions) { o.batch = n } }
 
+// WithPurge makes Run purge, every interval while this process holds the
+// lease, each target's completed instances older than olderThan on the
+// database clock (Store.Purge: never one with a pending deadline), so one
+// process of many purges. The process clock only paces the schedule.
+func WithPurge(olderThan, every time.Duration) DeadlineOption {
+	return func(o *deadlineOptions) { o.purgeAge, o.purgeEvery = olderThan, every }
+}
+
+// Purger is a Target that purges its completed instances (a *Store).
+type Purger interface {
+	Purge(ctx context.Context, olderThan time.Duration) (int64, error)
+}
+
 // WithLogger sets where delivery failures are logged (slog.Default()).
 func WithLogger(l *slog.Logger) DeadlineOption { return func(o *deadlineOptions) { o.logger = l } }
 
@@ -90,8 +105,9 @@ type Deadlines struct {
 	opts    deadlineOptions
 	lock    *lockLease // nil with WithLease
 
-	mu      sync.Mutex // one poll at a time
+	mu      sync.Mutex // one poll (or purge) at a time
 	renewed time.Time  // when the lease was last confirmed (monotonic, this process)
+	purged  time.Time  // when Run last purged (monotonic, this process)
 }
 
 // InvalidOptionError reports an option NewDeadlines refuses.
@@ -114,6 +130,8 @@ func NewDeadlines(e *engine.Engine, targets []Target, opts ...DeadlineOption) (*
 		return nil, &InvalidOptionError{"lease duration", fmt.Sprintf("must exceed the poll interval %s", o.poll)}
 	case o.batch <= 0:
 		return nil, &InvalidOptionError{"batch", "must be positive"}
+	case o.purgeAge < 0 || o.purgeEvery < 0:
+		return nil, &InvalidOptionError{"purge", "age and interval must not be negative"}
 	case len(targets) == 0:
 		return nil, &InvalidOptionError{"targets", "must name at least one saga"}
 	}
@@ -147,6 +165,7 @@ func (d *Deadlines) Run(ctx context.Context) error {
 		if _, err := d.Poll(ctx); err != nil && ctx.Err() == nil {
 			d.opts.logger.Warn("saga deadlines: poll failed", "owner", d.opts.owner, "err", err)
 		}
+		d.purge(ctx)
 		if err := engine.Sleep(ctx, d.opts.poll); err != nil {
 			return err
 		}
@@ -246,6 +265,34 @@ func (d *Deadlines) deliver(ctx context.Context, dl Deadline) (bool, error) {
 		return false, err
 	}
 	return took, nil
+}
+
+// purge runs WithPurge's purge when its interval has passed and the lease
+// is held; failures are logged.
+func (d *Deadlines) purge(ctx context.Context) {
+	if d.opts.purgeEvery <= 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.purged.IsZero() && time.Since(d.purged) < d.opts.purgeEvery {
+		return
+	}
+	if held, err := d.held(ctx, false); !held || err != nil {
+		return
+	}
+	d.purged = time.Now()
+	for _, t := range d.targets {
+		p, ok := t.(Purger)
+		if !ok {
+			continue
+		}
+		if n, err := p.Purge(ctx, d.opts.purgeAge); err != nil && ctx.Err() == nil {
+			d.opts.logger.Warn("saga deadlines: purge failed", "saga_type", t.SagaType(), "err", err)
+		} else if n > 0 {
+			d.opts.logger.Info("saga deadlines: purged completed sagas", "saga_type", t.SagaType(), "purged", n)
+		}
+	}
 }
 
 func (d *Deadlines) release() {

@@ -18,5 +18,6 @@ func init() {
 		"saga/publication_metadata_round_trip_and_purge",
 		"saga/operator_status_list_without_declaration",
 		"saga/deadline_lock_one_holder_takeover_own_lease",
+		"saga/scheduled_purge_by_lease_holder",
 	)
 }
