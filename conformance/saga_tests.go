@@ -32,6 +32,7 @@ func sagaTests() []Test {
 		{"saga/operator_status_list_without_declaration", testSagaOperatorStatus},
 		{"saga/deadline_lock_one_holder_takeover_own_lease", testSagaDeadlineLock},
 		{"saga/scheduled_purge_by_lease_holder", testSagaScheduledPurge},
+		{"saga/deadline_due_across_session_time_zones", testSagaSessionZone},
 	}
 }
 

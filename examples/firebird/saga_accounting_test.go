@@ -19,5 +19,6 @@ func init() {
 		"saga/operator_status_list_without_declaration",
 		"saga/deadline_lock_one_holder_takeover_own_lease",
 		"saga/scheduled_purge_by_lease_holder",
+		"saga/deadline_due_across_session_time_zones", // skips: Firebird 3 has no session time zone
 	)
 }
