@@ -72,6 +72,12 @@ func opCmd(use, short string, args cobra.PositionalArgs, mode engine.Config, run
 // the schema and creates nothing (mode: ReadOnly or Existing), and hands fn
 // the operator. A missing schema is an error naming the redacted DSN.
 func withOperator(ctx context.Context, s *settings, mode engine.Config, fn func(*consumer.Operator) error) error {
+	return withEngine(ctx, s, mode, func(e *engine.Engine) error { return fn(consumer.NewRegistry(e, nil).Operator()) })
+}
+
+// withEngine is withOperator's work: the configured database and an
+// engine that creates nothing, handed to fn.
+func withEngine(ctx context.Context, s *settings, mode engine.Config, fn func(*engine.Engine) error) error {
 	c, err := s.resolve()
 	if err != nil {
 		return err
@@ -109,7 +115,7 @@ func withOperator(ctx context.Context, s *settings, mode engine.Config, fn func(
 		return err
 	}
 	defer e.Close()
-	return fn(consumer.NewRegistry(e, nil).Operator())
+	return fn(e)
 }
 
 func consumersListCmd() *cobra.Command {

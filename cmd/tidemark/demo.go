@@ -172,7 +172,10 @@ func runDemoThen(ctx context.Context, out io.Writer, c *config.Config, then func
 	if err := runConsumerDemo(ctx, out, e, store, adv); err != nil {
 		return err
 	}
-	if err := runProjectionDemo(ctx, out, e, store); err != nil || then == nil {
+	if err := runProjectionDemo(ctx, out, e, store); err != nil {
+		return err
+	}
+	if err := runSagaDemo(ctx, out, e, store, adv); err != nil || then == nil {
 		return err
 	}
 	cfg := demoConfig(c)

@@ -44,6 +44,8 @@ func TestDemoOnEmbeddedSQLite(t *testing.T) {
 		"projection demo-account-summary: 13 events applied",
 		`projection Get(acc-1): owner "Ada", balance 110.00, 3 movements`,
 		"first 3):  acc-1 110.00  acc-2 50.00",
+		"saga    demo.TransferSaga: tr-1 waits for payment (1 deadline",
+		"tr-1 cancelled unpaid (75.00), completed",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, s)

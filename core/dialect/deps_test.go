@@ -20,6 +20,8 @@ var hotPath = []string{
 	"github.com/tidemarkdb/tidemark/core/log",
 	"github.com/tidemarkdb/tidemark/core/log/position",
 	"github.com/tidemarkdb/tidemark/core/stmt",
+	"github.com/tidemarkdb/tidemark/core/saga",
+	"github.com/tidemarkdb/tidemark/core/publication",
 }
 
 // transportPrefixes are import-path prefixes of the plugin transport.

@@ -57,6 +57,7 @@ var areas = []area{
 	{"lease", [][]StatementSpec{leaseStatements, leaseStatusStatements}, ansiLeaseStatements},
 	{"consumer admin", [][]StatementSpec{consumerAdminStatements}, ansiConsumerAdminStatements},
 	{"undelivered", [][]StatementSpec{undeliveredStatements, incompleteStatements}, ansiUndeliveredStatements},
+	{"saga", [][]StatementSpec{sagaStatements, publicationStatements}, ansiSagaStatements},
 }
 
 // specByID indexes every area's specs; an ID declared twice is a bug of the

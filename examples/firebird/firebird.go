@@ -88,6 +88,9 @@ func Catalogue() dialect.Catalogue {
 	for id, q := range leaseStatements() { // DATEADD expiry, WITH LOCK fence
 		st[id] = q
 	}
+	for id, q := range dialect.SagaStatements(`CURRENT_TIMESTAMP`, `DATEADD(CAST(#{lease_millis} AS BIGINT) MILLISECOND TO CURRENT_TIMESTAMP)`) {
+		st[id] = q
+	}
 	// Seeds: MERGE exists, VALUES as a table does not: select from the
 	// one-row system table instead.
 	st[dialect.PartitionSeed] = `MERGE INTO ${partition_metadata_table} t USING (SELECT 1 AS id, CAST(#{partitions} AS INTEGER) AS partitions FROM RDB$DATABASE) s ON t.id = s.id ` +
@@ -166,6 +169,7 @@ func errorRules() []dialect.ErrorRule {
 		iscShutdown           = 335544528 // database shutdown
 		iscAttShutdown        = 335544856 // connection shutdown
 		iscCancelled          = 335544794 // operation was cancelled
+		iscRandom             = 335544382 // "@1": a message of the server's own, here "cannot update erased record"
 		iscDynTableExists     = 336068740 // Table @1 already exists
 		iscDynIndexExists     = 336068859 // Index @1 already exists
 		iscDynSequenceExists  = 336068862 // Sequence @1 already exists
@@ -207,6 +211,12 @@ func errorRules() []dialect.ErrorRule {
 		// alone (no isc_deadlock first) is a serialization failure.
 		{Class: dialect.ErrDeadlock, VendorCode: iscDeadlock},
 		{Class: dialect.ErrSerializationFailure, VendorCode: iscUpdateConflict},
+		// A DELETE of a row another transaction deleted and committed
+		// while this one waited for it (a saga deadline's delivery racing
+		// its cancel): first updater wins, as for an update conflict. A
+		// new try reads the row gone and deletes nothing.
+		// It arrives as isc_random with the text (measured on 3.0).
+		{Class: dialect.ErrSerializationFailure, VendorCode: iscRandom, MessagePattern: `cannot update erased record`},
 		{Class: dialect.ErrReadOnly, VendorCode: iscReadOnlyTrans},
 		{Class: dialect.ErrUndefinedTable, VendorCode: iscDsqlRelationErr},
 		{Class: dialect.ErrConnectionLost, VendorCode: iscNetworkError},

@@ -64,7 +64,7 @@ var types = map[string]goType{
 	"now":                 {col: "engine.UTCTime"},
 	"occurred_at":         {bind: "time.Time", col: "engine.UTCTime"},
 	"oldest":              {col: "sql.NullInt64"},
-	"owner":               {bind: "string"},
+	"owner":               {bind: "string", col: "string"},
 	"partition":           {bind: "int"},
 	"partition_key":       {bind: "int", col: "int64"},
 	"partition_no":        {bind: "int", col: "int"},
@@ -101,6 +101,24 @@ var types = map[string]goType{
 	"val":                 {col: "int64"},
 	"xid":                 {col: "int64"},
 
+	// Sagas and publication metadata.
+	"saga_type":       {bind: "string", col: "string"},
+	"saga_id":         {bind: "string", col: "string"},
+	"state_json":      {bind: "string", col: "string"},
+	"version":         {bind: "int64", col: "int64"},
+	"completed":       {col: "int"},
+	"cutoff_millis":   {bind: "int64"},
+	"due_millis":      {bind: "int64"},
+	"name":            {bind: "string", col: "string"},
+	"payload_json":    {bind: "*string", col: "sql.NullString"},
+	"metadata_json":   {bind: "*string"},
+	"lock_name":       {bind: "string"},
+	"publication_id":  {bind: "string"},
+	"metadata_text":   {bind: "string", col: "string"},
+	"completion_date": {bind: "time.Time", col: "engine.UTCTime"},
+	"completed_count": {col: "int64"},
+	"next_due":        {col: "engine.UTCTime"},
+
 	// The stream-version binds: one aggregate id each.
 	"id_a": {bind: "string"}, "id_b": {bind: "string"}, "id_c": {bind: "string"}, "id_d": {bind: "string"},
 	"id_e": {bind: "string"}, "id_f": {bind: "string"}, "id_g": {bind: "string"}, "id_h": {bind: "string"},
@@ -124,6 +142,8 @@ var types = map[string]goType{
 	"rmtopic.partition_range id":         {col: "engine.UUIDText"},
 	"rmtopic.by_id id":                   {col: "engine.UUIDText"},
 	"rmtopic.latest id":                  {col: "engine.UUIDText"},
+	"saga.load id":                       {col: "engine.UUIDText"},
+	"saga.deadlines_due id":              {col: "engine.UUIDText"},
 }
 
 // perCallTables are the ${placeholders} a caller fills per call (one
@@ -133,4 +153,5 @@ var perCallTables = map[string]bool{
 	"position_table":            true,
 	"event_store_table":         true,
 	"aggregate_snapshots_table": true,
+	"saga_instances_table":      true,
 }

@@ -11,6 +11,11 @@ func statements() map[dialect.StatementID]string {
 	st := dialect.ANSI().Statements
 	maps.Copy(st, dialect.LeaseStatements(now, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+now+`)`))
 	maps.Copy(st, dialect.PartitionLeaseStatements(now, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+now+`)`))
+	// The saga tables' TIMESTAMP columns hold UTC whatever the session's
+	// time zone: a zoned value cast to TIMESTAMP takes the session's zone
+	// (even AT TIME ZONE 'UTC'), UTC text cast to TIMESTAMP does not.
+	const utc = `CAST(FORMATDATETIME(CURRENT_TIMESTAMP, 'yyyy-MM-dd HH:mm:ss.SSSSSS', 'en', 'UTC') AS TIMESTAMP)`
+	maps.Copy(st, dialect.SagaStatements(utc, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+utc+`)`))
 	maps.Copy(st, map[dialect.StatementID]string{
 		dialect.PartitionSeed: `MERGE INTO ${partition_metadata_table} t USING (VALUES (1, CAST(#{partitions} AS INT))) AS s (id, partitions) ON t.id = s.id ` +
 			`WHEN NOT MATCHED THEN INSERT (id, partitions) VALUES (s.id, s.partitions)`,

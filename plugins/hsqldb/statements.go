@@ -15,6 +15,10 @@ func statements() map[dialect.StatementID]string {
 	st := dialect.ANSI().Statements
 	maps.Copy(st, dialect.LeaseStatements(now, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+now+`)`))
 	maps.Copy(st, dialect.PartitionLeaseStatements(now, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+now+`)`))
+	// The saga tables' TIMESTAMP columns hold UTC whatever the session's
+	// time zone.
+	const utc = `CAST(CURRENT_TIMESTAMP AT TIME ZONE INTERVAL '0:00' HOUR TO MINUTE AS TIMESTAMP)`
+	maps.Copy(st, dialect.SagaStatements(utc, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+utc+`)`))
 	st[dialect.PartitionSeed] = `MERGE INTO ${partition_metadata_table} t USING (VALUES (1, CAST(#{partitions} AS INT))) AS s (id, partitions) ON t.id = s.id ` +
 		`WHEN NOT MATCHED THEN INSERT (id, partitions) VALUES (s.id, s.partitions)`
 	// In MVCC mode FOR UPDATE does not make another writer wait; an UPDATE

@@ -11,6 +11,9 @@ import (
 // lease taken late in a long transaction is not already short.
 const clock = `clock_timestamp()`
 
+// utcClock is clock as a TIMESTAMP in UTC: the saga statements' clock.
+const utcClock = `(clock_timestamp() AT TIME ZONE 'UTC')`
+
 // statements is ANSI's statement set with PostgreSQL's differences:
 // ON CONFLICT DO NOTHING seeds, LIMIT paging, the clock, and the
 // SEQUENCE_XID_HORIZON statements in place of the counter's.
@@ -19,6 +22,9 @@ func statements() map[dialect.StatementID]string {
 	dialect.LimitPaging(st)
 	maps.Copy(st, dialect.LeaseStatements(clock, clock+` + #{lease_millis} * interval '1 millisecond'`))
 	maps.Copy(st, dialect.PartitionLeaseStatements(clock, clock+` + #{lease_millis} * interval '1 millisecond'`))
+	// The saga tables' TIMESTAMP columns hold UTC whatever the session's
+	// TimeZone (clock_timestamp() would be stored and compared in it).
+	maps.Copy(st, dialect.SagaStatements(utcClock, utcClock+` + #{lease_millis} * interval '1 millisecond'`))
 	// The positions come from a CACHE 1 sequence, not a counter row.
 	delete(st, dialect.PositionSeed)
 	delete(st, dialect.PositionAllocate)

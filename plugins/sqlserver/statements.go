@@ -24,6 +24,9 @@ func statements() map[dialect.StatementID]string {
 	st := dialect.ANSI().Statements
 	maps.Copy(st, dialect.LeaseStatements(now, `DATEADD(millisecond, CAST(#{lease_millis} AS INT), `+now+`)`))
 	maps.Copy(st, dialect.PartitionLeaseStatements(now, `DATEADD(millisecond, CAST(#{lease_millis} AS INT), `+now+`)`))
+	// Deadlines may lie further ahead than an INT of milliseconds (24.8
+	// days): whole seconds, then the rest.
+	maps.Copy(st, dialect.SagaStatements(now, `DATEADD(millisecond, CAST(#{lease_millis} % 1000 AS INT), DATEADD(second, CAST(#{lease_millis} / 1000 AS INT), `+now+`))`))
 	// No FOR UPDATE: the table hints hold the row's update lock to the end
 	// of the transaction, which a takeover's UPDATE waits for.
 	st[dialect.LeaseFence] = `SELECT instance_id, generation FROM ${partition_ownership_table} WITH (UPDLOCK, ROWLOCK) ` +
