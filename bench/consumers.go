@@ -27,7 +27,7 @@ var (
 	flagConsumerRounds = flag.Int("consumer-rounds", 3, "rounds of the consumer throughput and catch-up cells")
 	flagLatencyRate    = flag.Int("latency-rate", 1000, "events per second of the commit→applied latency cell")
 	flagLatencyTime    = flag.Duration("latency-duration", 5*time.Second, "duration of the commit→applied latency cell")
-	flagConsumerCells  = flag.String("consumer-cells", "throughput,latency,catchup,projection,saga", "which consumer cells to run")
+	flagConsumerCells  = flag.String("consumer-cells", "throughput,latency,catchup,projection,finders,saga", "which consumer cells to run")
 	flagTrace          = flag.Bool("consumer-trace", false, "print where each consumer cell's polls spend their time")
 	flagPeers          = flag.String("peers-dir", "bench/peers", "the watermill peer's module ('' skips watermill)")
 )
