@@ -2,6 +2,7 @@ package projection
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -65,19 +66,43 @@ func (s *Store[S]) checkFingerprint(ctx context.Context) error {
 		}
 		return s.reg.SetFingerprint(ctx, s.e.DB, s.consumerID, nextFingerprint(stored, declared))
 	}
-	rp, err := s.reg.ReplayOf(ctx, s.e.DB, s.consumerID)
-	if err != nil {
+	replaying, err := s.haltChanged(ctx)
+	if err != nil || replaying {
 		return err
 	}
-	if rp.Replaying {
-		return nil
+	return &DeclarationChangedError{Projection: s.p.name, Stored: cur, Declared: declared, Parts: changedParts(cur, declared)}
+}
+
+// errReplaying rolls back a DECLARATION_CHANGED halt that met a rebuild.
+var errReplaying = errors.New("a rebuild replays")
+
+// haltChanged halts the consumer with DECLARATION_CHANGED unless a rebuild
+// replays (then the fingerprint is the switch's to store): true when one
+// does. The halt's write comes first, so the replay's read after it sees a
+// rebuild begun meanwhile (its begin writes the same row), and the halt is
+// rolled back then.
+func (s *Store[S]) haltChanged(ctx context.Context) (bool, error) {
+	if s.e.ReadOnly() {
+		rp, err := s.reg.ReplayOf(ctx, s.e.DB, s.consumerID)
+		return rp.Replaying, err
 	}
-	if !s.e.ReadOnly() {
-		if _, err := s.reg.HaltIn(ctx, s.e.DB, s.consumerID, consumer.DeclarationChanged); err != nil {
+	err := s.e.InTx(ctx, engine.OpWrite, engine.DefaultTransientRetry, func(tx *sql.Tx) error {
+		if _, err := s.reg.HaltIn(ctx, tx, s.consumerID, consumer.DeclarationChanged); err != nil {
 			return fmt.Errorf("projection %q: halting its consumer: %w", s.p.name, err)
 		}
+		rp, err := s.reg.ReplayOf(ctx, tx, s.consumerID)
+		if err != nil {
+			return err
+		}
+		if rp.Replaying {
+			return errReplaying
+		}
+		return nil
+	})
+	if errors.Is(err, errReplaying) {
+		return true, nil
 	}
-	return &DeclarationChangedError{Projection: s.p.name, Stored: cur, Declared: declared, Parts: changedParts(cur, declared)}
+	return false, err
 }
 
 // Accept accepts p's declaration as the one its read models were built

@@ -82,12 +82,39 @@ func (s *Store[S]) Rebuild(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return s.AwaitRebuild(ctx, epoch)
+}
+
+// RebuildHaltedError reports a rebuild whose consumer halted during the
+// replay (MISSING_HISTORY: a source's history no longer starts at the
+// beginning; APPLY_ERROR): nothing was switched, readers keep the old
+// read models, and the replay goes on once the consumer is resumed.
+type RebuildHaltedError struct {
+	Projection string
+	Reason     consumer.HaltReason
+}
+
+func (e *RebuildHaltedError) Error() string {
+	return fmt.Sprintf("projection %q: its rebuild halted with %s before the switch; the old read models stay", e.Projection, e.Reason)
+}
+
+// AwaitRebuild waits until the replay of epoch is switched, switching it
+// itself once it caught up (CompleteRebuild). A consumer halted meanwhile
+// is a *RebuildHaltedError; ctx bounds the wait.
+func (s *Store[S]) AwaitRebuild(ctx context.Context, epoch int64) error {
 	tick := time.NewTicker(rebuildWait)
 	defer tick.Stop()
 	for {
 		done, err := s.CompleteRebuild(ctx, epoch)
 		if err != nil || done {
 			return err
+		}
+		c, err := s.reg.Get(ctx, s.consumerID)
+		if err != nil {
+			return err
+		}
+		if c.State == consumer.Halted {
+			return &RebuildHaltedError{Projection: s.p.name, Reason: c.HaltReason}
 		}
 		select {
 		case <-ctx.Done():
@@ -128,6 +155,9 @@ func (s *Store[S]) BeginRebuild(ctx context.Context) (int64, error) {
 // stored. true once the switch is done (by this call or another);
 // false while the replay has not caught up.
 func (s *Store[S]) CompleteRebuild(ctx context.Context, epoch int64) (bool, error) {
+	if s.consumerID == "" {
+		return false, fmt.Errorf("projection %q: rebuild: %w", s.p.name, ErrReadOnly)
+	}
 	err := s.reg.CompleteReplay(ctx, s.consumerID, epoch, func(ctx context.Context, tx *sql.Tx, next int64) error {
 		for _, st := range []statement{s.swap.clearLive, s.swap.fill, s.swap.clearShadow} {
 			if _, err := st.exec(ctx, s.e, tx, nil); err != nil {
@@ -146,8 +176,8 @@ func (s *Store[S]) CompleteRebuild(ctx context.Context, epoch int64) (bool, erro
 	switch {
 	case err == nil:
 		return true, nil
-	case errors.Is(err, consumer.ErrNotCaughtUp):
-		return false, nil
+	case errors.Is(err, consumer.ErrNotCaughtUp), errors.Is(err, consumer.ErrTransition):
+		return false, nil // not caught up, or paused or halted meanwhile
 	case errors.Is(err, consumer.ErrNotReplaying):
 		rp, rerr := s.reg.ReplayOf(ctx, s.e.DB, s.consumerID)
 		if rerr == nil && !rp.Replaying && rp.Epoch == epoch+1 {
@@ -165,9 +195,6 @@ func (s *Store[S]) afterPoll(ctx context.Context, epoch int64) error {
 		return err
 	}
 	_, err = s.CompleteRebuild(ctx, epoch)
-	if errors.Is(err, consumer.ErrTransition) {
-		return nil // paused or halted meanwhile: switched when it runs again
-	}
 	return err
 }
 
