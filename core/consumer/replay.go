@@ -144,14 +144,17 @@ func (r *Registry) CompleteReplay(ctx context.Context, id string, epoch int64, i
 		if len(undelivered) > 0 {
 			return fmt.Errorf("consumer %s: %d undelivered messages: %w", c.label(), len(undelivered), ErrNotCaughtUp)
 		}
-		s := &step{move: moveBeginReplay}
 		if c.State != Running {
-			return s.refusal(c, c.State)
-		}
-		if err := r.writeMove(ctx, tx, c, s, &Changes{}); err != nil {
-			return err
+			return (&step{move: moveBeginReplay}).refusal(c, c.State)
 		}
 		next := epoch + 1
+		n, err := rowsChanged(stmt.ExecConsumerEndReplay(ctx, r.e, tx, stmt.ConsumerEndReplayParams{ID: id, Epoch: &next, EpochFloor: epoch}))
+		if err != nil {
+			return err
+		}
+		if n == 0 { // another switch (or a move) got there first
+			return fmt.Errorf("consumer %s, epoch %d: %w", id, epoch, ErrNotReplaying)
+		}
 		if _, err := stmt.ExecCheckpointEndReplay(ctx, r.e, tx, stmt.CheckpointEndReplayParams{ConsumerID: id, Epoch: &next}); err != nil {
 			return err
 		}

@@ -14,6 +14,11 @@ const (
 	// on every checkpoint of #{consumer_id}, keeping its position: the
 	// switch of a rebuild, which fences polls begun before it.
 	CheckpointEndReplay StatementID = "checkpoint.end_replay"
+	// ConsumerEndReplay sets epoch = #{epoch} of #{id} only while its
+	// epoch (NULL as 0) is #{epoch_floor} and it runs (state NULL): the
+	// switch of a rebuild's replay, one compare-and-set write, so of two
+	// switches of one replay only the first changes the row.
+	ConsumerEndReplay StatementID = "consumer.end_replay"
 	// ConsumerReadFingerprint returns (declaration_fingerprint) of #{id}.
 	ConsumerReadFingerprint StatementID = "consumer.read_fingerprint"
 	// ConsumerSetFingerprint sets declaration_fingerprint =
@@ -26,6 +31,7 @@ var replayStatements = []StatementSpec{
 	{ID: CheckpointReadReplay, Binds: []string{"consumer_id"}, Tables: checkpointsTable,
 		Returns: []string{"source_name", "partition_no", "replay_through"}},
 	{ID: CheckpointEndReplay, Binds: []string{"consumer_id", "epoch"}, Tables: checkpointsTable},
+	{ID: ConsumerEndReplay, Binds: []string{"id", "epoch", "epoch_floor"}, Tables: consumersTable},
 	{ID: ConsumerReadFingerprint, Binds: []string{"id"}, Tables: consumersTable, Returns: []string{"declaration_fingerprint"}},
 	{ID: ConsumerSetFingerprint, Binds: []string{"id", "declaration_fingerprint"}, Tables: consumersTable},
 }

@@ -479,6 +479,29 @@ func ExecCheckpointEndReplay(ctx context.Context, e *engine.Engine, q engine.Que
 	return e.Exec(ctx, q, dialect.CheckpointEndReplay, nil, p.args())
 }
 
+// ConsumerEndReplayParams are the binds of dialect.ConsumerEndReplay.
+type ConsumerEndReplayParams struct {
+	// ID is #{id}.
+	ID string
+	// Epoch is #{epoch} (nil: NULL).
+	Epoch *int64
+	// EpochFloor is #{epoch_floor}.
+	EpochFloor int64
+}
+
+func (p ConsumerEndReplayParams) args() map[string]any {
+	return map[string]any{
+		"id":          p.ID,
+		"epoch":       nullable(p.Epoch),
+		"epoch_floor": p.EpochFloor,
+	}
+}
+
+// ExecConsumerEndReplay runs dialect.ConsumerEndReplay on q (see engine.Engine.Exec).
+func ExecConsumerEndReplay(ctx context.Context, e *engine.Engine, q engine.Querier, p ConsumerEndReplayParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.ConsumerEndReplay, nil, p.args())
+}
+
 // ConsumerReadFingerprintParams are the binds of dialect.ConsumerReadFingerprint.
 type ConsumerReadFingerprintParams struct {
 	// ID is #{id}.
