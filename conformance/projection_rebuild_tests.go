@@ -136,15 +136,19 @@ func (r *rbRig) run(t T, opts consumer.Options) (stop func()) {
 	return stop
 }
 
-func (r *rbRig) add(t T, id string, ns ...int64) {
+// add appends an rbAdded of each n to aggregate id and returns the last
+// position.
+func (r *rbRig) add(t T, id string, ns ...int64) int64 {
 	t.Helper()
 	var evs []eventstore.Event
 	for _, n := range ns {
 		evs = append(evs, eventstore.Event{Type: "rbAdded", Payload: []byte(fmt.Sprintf(`{"n":%d}`, n))})
 	}
-	if _, err := r.s.Append(context.Background(), eventstore.Stream{AggregateType: "rb.Counter", AggregateID: id, Events: evs}); err != nil {
+	res, err := r.s.Append(context.Background(), eventstore.Stream{AggregateType: "rb.Counter", AggregateID: id, Events: evs})
+	if err != nil {
 		t.Fatalf("append to %s: %v", id, err)
 	}
+	return res.Positions[len(res.Positions)-1]
 }
 
 func (r *rbRig) consumer(t T, name string) consumer.Consumer {
@@ -491,7 +495,11 @@ func testRebuildFencesOldPoll(t T, env *Env) {
 		}
 		return rbSum(1)(id, n, s)
 	}, nil))
-	r.add(t, "k-0", 100)
+	pos := r.add(t, "k-0", 100)
+	waitFor(t, "the mark past the held event", func() bool {
+		m, err := r.s.Mark(ctx)
+		return err == nil && m >= pos
+	})
 	opts := r.options(t, st2)
 	opts.Workers, opts.AfterPoll = 1, nil
 	run, err := consumer.NewRunner(ctx, r.reg, opts)
