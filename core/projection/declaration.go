@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 )
 
@@ -37,8 +38,8 @@ func (s *Store[S]) openRebuild(ctx context.Context) error {
 		return fmt.Errorf("projection %q: reading its consumer: %w", s.p.name, err)
 	}
 	s.consumerID = c.ID
-	if s.e.ReadOnly() {
-		return nil
+	if !s.e.CreatesIn(dialect.AreaCQRS) {
+		return nil // the application's DDL has the shadow (BeginRebuild checks)
 	}
 	return s.ensureShadow(ctx)
 }

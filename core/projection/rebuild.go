@@ -134,6 +134,8 @@ func (s *Store[S]) BeginRebuild(ctx context.Context) (int64, error) {
 	if s.e.ReadOnly() || s.consumerID == "" {
 		return 0, fmt.Errorf("projection %q: rebuild: %w", s.p.name, ErrReadOnly)
 	}
+	// The switch copies the shadow's columns into the live table: the
+	// shadow must have them (ensureShadow checks or makes it).
 	if err := s.ensureShadow(ctx); err != nil {
 		return 0, err
 	}

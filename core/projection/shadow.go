@@ -35,12 +35,19 @@ func (s *Store[S]) shadowTable() schema.QueryTable {
 // it exists with the declared shape; one left with another shape (by a
 // rebuild of an earlier declaration) is dropped and created again. It runs
 // before a rebuild begins, outside any transaction (DDL commits on its own
-// on some engines).
+// on some engines). An engine that may not create tables in the cqrs area
+// (Config.Existing, mode Never) only requires the shadow to exist.
 func (s *Store[S]) ensureShadow(ctx context.Context) error {
 	q := s.shadowTable()
 	exists, err := schema.TableExists(ctx, s.e.DB, s.e.Cat, s.shadow)
 	if err != nil {
 		return fmt.Errorf("projection %q: shadow table %s: %w", s.p.name, s.shadow, err)
+	}
+	if !s.e.CreatesIn(dialect.AreaCQRS) {
+		if !exists {
+			return fmt.Errorf("projection %q: shadow table %s (the query table %s's twin, which this engine may not create): %w", s.p.name, s.shadow, s.table, ErrNoShadow)
+		}
+		return nil
 	}
 	if exists {
 		if schema.CheckQueryTables(ctx, s.e.DB, s.e.Cat, s.e.Names, []schema.QueryTable{q}, "", nil) == nil {
