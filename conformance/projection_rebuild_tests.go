@@ -11,6 +11,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/projection"
+	"github.com/tidemarkdb/tidemark/core/schema"
 	"github.com/tidemarkdb/tidemark/core/topic"
 )
 
@@ -22,6 +23,7 @@ func projectionRebuildTests() []Test {
 		{"projection/rebuild_fences_poll_begun_before", testRebuildFencesOldPoll},
 		{"projection/declaration_change_halts_accept_and_rebuild_clear", testRebuildDeclarationChanged},
 		{"projection/rebuild_missing_history_halts", testRebuildMissingHistory},
+		{"projection/rebuild_shadow_only_where_engine_creates_tables", testRebuildShadowWhereEngineCreates},
 	}
 }
 
@@ -403,4 +405,52 @@ func testRebuildDeclarationChanged(t T, env *Env) {
 	}
 	r.open(t, p3)
 	waitModels(t, "the rebuilt read models", st3, map[string]rbTotal{"k-0": {14, 1}})
+}
+
+// testRebuildShadowWhereEngineCreates: the shadow table is created by Open
+// only on an engine that may create tables; on one opened on an existing
+// schema (the operator's) Open creates none and a rebuild is refused with
+// ErrNoShadow before it changes anything, until a writable store made it.
+func testRebuildShadowWhereEngineCreates(t T, env *Env) {
+	r := newRBRig(t, env, rbName)
+	ctx := rbCtx(t)
+	p := rbProjection(rbName, rbSum(1), nil)
+	cfg := defaultConfig(env)
+	cfg.QueryTables = append(cfg.QueryTables, p.QueryTable())
+	cfg.Existing, cfg.Partitions = true, 0
+	ex := openEngine(t, env, cfg)
+	qt, err := ex.QueryTable(rbName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shadow, err := schema.DerivedName(&env.Catalogue, qt.Table+"_rb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := projection.Open(ctx, ex, p)
+	if err != nil {
+		t.Fatalf("projection.Open on the Existing engine: %v", err)
+	}
+	if ok, err := schema.TableExists(ctx, env.DB, &env.Catalogue, shadow); err != nil || ok {
+		t.Fatalf("shadow table %s after Open on the Existing engine: exists %v (%v), want none", shadow, ok, err)
+	}
+	r.add(t, "k-0", 1)
+	stop := r.run(t, r.options(t, st))
+	waitModels(t, "the first build", st, map[string]rbTotal{"k-0": {1, 1}})
+	stop()
+	if _, err := st.BeginRebuild(ctx); !errors.Is(err, projection.ErrNoShadow) {
+		t.Fatalf("BeginRebuild without the shadow: %v, want ErrNoShadow", err)
+	}
+	if c := r.consumer(t, rbName); c.Epoch != 0 {
+		t.Errorf("the refused rebuild raised the epoch to %d", c.Epoch)
+	}
+	r.open(t, p) // a writable engine's store creates it
+	if ok, err := schema.TableExists(ctx, env.DB, &env.Catalogue, shadow); err != nil || !ok {
+		t.Fatalf("shadow table %s after Open on a writable engine: exists %v (%v)", shadow, ok, err)
+	}
+	r.run(t, r.options(t, st))
+	if err := st.Rebuild(ctx); err != nil {
+		t.Fatalf("Rebuild on the Existing engine once the shadow exists: %v", err)
+	}
+	waitModels(t, "the rebuilt read models", st, map[string]rbTotal{"k-0": {1, 1}})
 }

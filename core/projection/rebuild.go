@@ -182,8 +182,12 @@ func (s *Store[S]) CompleteRebuild(ctx context.Context, epoch int64) (bool, erro
 		return false, nil // not caught up, or paused or halted meanwhile
 	case errors.Is(err, consumer.ErrNotReplaying):
 		rp, rerr := s.reg.ReplayOf(ctx, s.e.DB, s.consumerID)
-		if rerr == nil && !rp.Replaying && rp.Epoch == epoch+1 {
+		switch {
+		case rerr != nil:
+		case !rp.Replaying && rp.Epoch == epoch+1:
 			return true, nil // switched by another
+		case rp.Replaying && rp.Epoch == epoch:
+			return false, nil // another switch not committed yet (its write refused this one's)
 		}
 	}
 	return false, fmt.Errorf("projection %q: completing its rebuild: %w", s.p.name, err)

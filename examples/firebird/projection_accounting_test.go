@@ -20,5 +20,6 @@ func init() {
 		"projection/rebuild_fences_poll_begun_before",
 		"projection/declaration_change_halts_accept_and_rebuild_clear",
 		"projection/rebuild_missing_history_halts",
+		"projection/rebuild_shadow_only_where_engine_creates_tables",
 	)
 }
