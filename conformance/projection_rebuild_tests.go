@@ -24,6 +24,7 @@ func projectionRebuildTests() []Test {
 		{"projection/declaration_change_halts_accept_and_rebuild_clear", testRebuildDeclarationChanged},
 		{"projection/rebuild_missing_history_halts", testRebuildMissingHistory},
 		{"projection/rebuild_shadow_only_where_engine_creates_tables", testRebuildShadowWhereEngineCreates},
+		{"projection/rebuild_begun_again_supersedes_the_first", testRebuildBegunAgain},
 	}
 }
 
@@ -453,4 +454,44 @@ func testRebuildShadowWhereEngineCreates(t T, env *Env) {
 		t.Fatalf("Rebuild on the Existing engine once the shadow exists: %v", err)
 	}
 	waitModels(t, "the rebuilt read models", st, map[string]rbTotal{"k-0": {1, 1}})
+}
+
+// testRebuildBegunAgain: a rebuild begun while another replays supersedes
+// it (its epoch fences the first's applies); the first's wait reports it
+// is no longer in progress, the second switches, and the runner goes on
+// applying afterwards.
+func testRebuildBegunAgain(t T, env *Env) {
+	r := newRBRig(t, env, rbName)
+	ctx := rbCtx(t)
+	st := r.open(t, rbProjection(rbName, rbSum(1), nil))
+	want := map[string]rbTotal{}
+	for i := range 5 {
+		id := fmt.Sprintf("k-%d", i)
+		r.add(t, id, 2)
+		want[id] = rbTotal{Total: 2, Events: 1}
+	}
+	stop := r.run(t, r.options(t, st))
+	waitModels(t, "the first build", st, want)
+	stop()
+	first, err := st.BeginRebuild(ctx)
+	if err != nil {
+		t.Fatalf("BeginRebuild: %v", err)
+	}
+	second, err := st.BeginRebuild(ctx)
+	if err != nil || second != first+1 {
+		t.Fatalf("BeginRebuild during a replay = %d, %v; want epoch %d", second, err, first+1)
+	}
+	r.run(t, r.options(t, st))
+	if err := st.AwaitRebuild(ctx, second); err != nil {
+		t.Fatalf("AwaitRebuild of the second rebuild: %v", err)
+	}
+	if err := st.AwaitRebuild(ctx, first); !errors.Is(err, consumer.ErrNotReplaying) {
+		t.Errorf("AwaitRebuild of the superseded rebuild: %v, want ErrNotReplaying", err)
+	}
+	r.add(t, "k-0", 5)
+	want["k-0"] = rbTotal{Total: 7, Events: 2}
+	waitModels(t, "the read models after the switch, with a later event", st, want)
+	if c := r.consumer(t, rbName); c.Epoch != second+1 || c.State != consumer.Running {
+		t.Errorf("consumer %s under epoch %d after the second rebuild, want running under %d", c.State, c.Epoch, second+1)
+	}
 }

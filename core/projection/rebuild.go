@@ -201,6 +201,9 @@ func (s *Store[S]) afterPoll(ctx context.Context, epoch int64) error {
 		return err
 	}
 	_, err = s.CompleteRebuild(ctx, epoch)
+	if errors.Is(err, consumer.ErrNotReplaying) {
+		return nil // another rebuild began since this poll: the next one reloads
+	}
 	return err
 }
 

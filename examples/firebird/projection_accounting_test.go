@@ -21,5 +21,6 @@ func init() {
 		"projection/declaration_change_halts_accept_and_rebuild_clear",
 		"projection/rebuild_missing_history_halts",
 		"projection/rebuild_shadow_only_where_engine_creates_tables",
+		"projection/rebuild_begun_again_supersedes_the_first",
 	)
 }
