@@ -24,7 +24,8 @@ var freshAreas = []string{
 	"consumer/leases_spread_kill9_three_processes", "hwm/interleaved_group_commit_tail_reader_streamed",
 	"consumer/rebalance_joins_no_duplicates_three_processes", "consumer/idle_caught_up_lag_zero_after_stop",
 	"consumer/stop_during_read_saves_read_partitions", "projection/global_scope_one_read_model_every_worker",
-	"projection/chained_downstream_converges_on_upstream",
+	"projection/chained_downstream_converges_on_upstream", "projection/rebuild_",
+	"projection/declaration_change_halts_accept_and_rebuild_clear",
 }
 
 // preparedSchema is a database laid out once per target by engine.Open

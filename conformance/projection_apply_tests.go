@@ -390,6 +390,14 @@ func testProjectionEvolution(t T, env *Env) {
 	projection.Field(p, "opened_at", projection.Instant, func(*projAccountV2) *time.Time { return nil })
 	projection.Field(p, "active", projection.Boolean, func(*projAccountV2) bool { return true })
 	projection.Field(p, "rank_no", projection.Integer, func(*projAccountV2) int64 { return 0 })
+	// Its listeners and type changed: the declaration's fingerprint differs,
+	// and the change is accepted (the stored read models stay as they are).
+	if _, err := projection.Open(ctx, r.e, p); !errors.Is(err, projection.ErrDeclarationChanged) {
+		t.Fatalf("projection.Open of the changed declaration = %v, want ErrDeclarationChanged", err)
+	}
+	if err := projection.Accept(ctx, r.e, p); err != nil {
+		t.Fatalf("projection.Accept: %v", err)
+	}
 	st, err := projection.Open(ctx, r.e, p)
 	if err != nil {
 		t.Fatalf("projection.Open of the changed read model: %v", err)

@@ -140,6 +140,7 @@ func Tests() []Test {
 	all = append(all, rmTopicTests()...)
 	all = append(all, consumerTests()...)
 	all = append(all, projectionTests()...)
+	all = append(all, projectionRebuildTests()...)
 	all = append(all, sagaTests()...)
 	all = append(all, consumerPollTests()...)
 	all = append(all, consumerCaptureTests()...)

@@ -61,12 +61,15 @@ func demoQueryTables() []schema.QueryTable { return []schema.QueryTable{demoProj
 // runProjectionDemo runs the account summary over every event so far,
 // then reads one read model and ranges over balances with a finder.
 func runProjectionDemo(ctx context.Context, out io.Writer, e *engine.Engine, store *eventstore.Store) error {
-	st, err := projection.Open(ctx, e, demoProjection())
-	if err != nil {
+	reg := consumer.NewRegistry(e, nil)
+	// A demo run starts the projection over: its consumer goes (before Open,
+	// which creates its row), however far an earlier run got.
+	if _, err := reg.Operator().Unsubscribe(ctx, consumer.Ref{Type: projection.ConsumerType, Name: demoSummaryName}, engine.EventStoreTopic); err != nil &&
+		!errors.Is(err, consumer.ErrNotFound) && !errors.Is(err, consumer.ErrNotSubscribed) {
 		return err
 	}
-	reg := consumer.NewRegistry(e, nil)
-	if _, err := reg.Operator().Unsubscribe(ctx, consumer.Ref{Type: projection.ConsumerType, Name: demoSummaryName}, engine.EventStoreTopic); err != nil && !errors.Is(err, consumer.ErrNotFound) {
+	st, err := projection.Open(ctx, e, demoProjection())
+	if err != nil {
 		return err
 	}
 	opts, err := st.Options(consumer.EventStore(store, nil))

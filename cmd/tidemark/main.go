@@ -85,7 +85,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(demoCmd(), schemaCmd(), migrateCmd(), pluginsCmd(), conformanceCmd(), configCmd(), consumersCmd(), sagasCmd(), consoleServeCmd(), serveCmd())
+	root.AddCommand(demoCmd(), schemaCmd(), migrateCmd(), pluginsCmd(), conformanceCmd(), configCmd(), consumersCmd(), projectionsCmd(), sagasCmd(), consoleServeCmd(), serveCmd())
 	err := root.ExecuteContext(ctx)
 	stop()
 	plugin.CleanupClients()

@@ -309,6 +309,7 @@ func (r *Runner) deliver(ctx context.Context, ps *pollState, m Message) bool {
 		return false
 	}
 	start := time.Now()
+	m.Epoch = r.epoch
 	err := r.applyOne(ctx, ps, m, func(tx *sql.Tx) error { return r.handlers[m.Source](ctx, tx, m) })
 	switch {
 	case err == nil:

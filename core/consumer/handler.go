@@ -20,6 +20,9 @@ type Msg[T any] struct {
 	// Generation is the partition lease's generation the message is
 	// applied under (Message.Generation); 0 without leases.
 	Generation int64
+	// Epoch is the consumer's epoch the message is applied under
+	// (Message.Epoch).
+	Epoch int64
 }
 
 // Handler applies one message of a source whose records are T. tx is the
@@ -55,7 +58,7 @@ func On[T any](src SourceOf[T], h Handler[T]) Route {
 			return err
 		}
 		return h(ctx, tx, Msg[T]{Source: m.Source, Partition: m.Partition, Position: m.Position, Key: m.Key,
-			Value: v, Generation: m.Generation})
+			Value: v, Generation: m.Generation, Epoch: m.Epoch})
 	}}
 }
 

@@ -177,6 +177,11 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 		r.loaded = false
 		return n, false, ferr
 	}
+	if r.opts.AfterPoll != nil {
+		if err := r.opts.AfterPoll(work, r.epoch); err != nil {
+			return n, false, err
+		}
+	}
 	return n, more && !r.stale, nil
 }
 

@@ -60,6 +60,11 @@ type Options struct {
 	// the default) or holds them all on one (lease.SingleOwner); only with
 	// Leases.
 	Distribution lease.Distribution
+	// AfterPoll, when set, runs after every poll of a running consumer with
+	// the epoch the poll ran under (a projection completes a rebuild from
+	// it once the replay caught up); its error ends the poll as a database
+	// error would. nil for plain consumers: nothing runs.
+	AfterPoll func(ctx context.Context, epoch int64) error
 }
 
 // Runner runs one consumer in this process.

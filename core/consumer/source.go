@@ -21,6 +21,10 @@ type Message struct {
 	// a higher generation of the partition refuses lower ones. 0 without
 	// leases.
 	Generation int64
+	// Epoch is the consumer's epoch the runner applies the message under
+	// (0 before its first rebuild): a handler whose writes depend on a
+	// rebuild's phase (a projection's shadow) tells the phases apart by it.
+	Epoch int64
 }
 
 // Source is a partitioned, position-ordered topic a consumer reads: a log

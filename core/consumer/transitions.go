@@ -21,6 +21,7 @@ const (
 	moveResumePast      move = "resume past"
 	moveBeginRebuild    move = "begin rebuild"
 	moveCompleteRebuild move = "complete rebuild"
+	moveBeginReplay     move = "begin replay"
 )
 
 // haltedRows is what a move does to the consumer's HALTED rows.
@@ -62,6 +63,10 @@ var rules = map[move]rule{
 	moveResumePast:      {from: []State{Halted}, to: Running, halted: skipHalted, notHalted: true},
 	moveBeginRebuild:    {from: []State{Running, Paused, Halted}, to: Rebuilding, epoch: true, replay: true},
 	moveCompleteRebuild: {from: []State{Rebuilding}, to: Running, replay: true, namesFrom: true},
+	// A rebuild without downtime: the epoch raised and every checkpoint
+	// reset in one transaction, so REBUILDING is never seen; the replay
+	// runs while replay_through is set (Registry.BeginReplay).
+	moveBeginReplay: {from: []State{Running, Paused, Halted}, to: Running, epoch: true, replay: true},
 }
 
 // step is one move of one consumer: reason for a halt; epoch is the epoch

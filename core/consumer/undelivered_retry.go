@@ -150,7 +150,7 @@ func (r *Runner) retryRow(ctx context.Context, ps *pollState, h *UndeliveredRow)
 		}
 	}
 	gen, _ := ps.leased(h.Partition)
-	m.Generation = gen
+	m.Generation, m.Epoch = gen, r.epoch
 	start := time.Now()
 	var herr error // the handler's error, not the database's
 	apply := func(tx *sql.Tx) error {

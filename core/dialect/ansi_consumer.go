@@ -27,5 +27,13 @@ func ansiConsumerStatements() map[StatementID]string {
 			`WHERE consumer_id = #{consumer_id} AND source_name = #{source_name} AND partition_no = #{partition_no} ` +
 			`AND (position IS NULL OR position < #{below}) AND COALESCE(epoch, 0) <= #{epoch_floor}`,
 		CheckpointReset: `UPDATE ${consumer_checkpoints_table} SET position = NULL, epoch = #{epoch} WHERE consumer_id = #{consumer_id}`,
+		CheckpointSetReplay: `UPDATE ${consumer_checkpoints_table} SET replay_through = #{through} ` +
+			`WHERE consumer_id = #{consumer_id} AND source_name = #{source_name}`,
+		CheckpointReadReplay: `SELECT source_name, partition_no, replay_through FROM ${consumer_checkpoints_table} WHERE consumer_id = #{consumer_id}`,
+		CheckpointEndReplay:  `UPDATE ${consumer_checkpoints_table} SET replay_through = NULL, epoch = #{epoch} WHERE consumer_id = #{consumer_id}`,
+		ConsumerEndReplay: `UPDATE ${consumers_table} SET epoch = #{epoch} ` +
+			`WHERE id = #{id} AND COALESCE(epoch, 0) = #{epoch_floor} AND state IS NULL`,
+		ConsumerReadFingerprint: `SELECT declaration_fingerprint FROM ${consumers_table} WHERE id = #{id}`,
+		ConsumerSetFingerprint:  `UPDATE ${consumers_table} SET declaration_fingerprint = #{declaration_fingerprint} WHERE id = #{id}`,
 	}
 }

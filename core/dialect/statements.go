@@ -52,7 +52,7 @@ var areas = []area{
 	{"event store", [][]StatementSpec{schemaStatements, eventStoreStatements, positionStatements, hwmStatements}, ansiStatements},
 	{"topic", [][]StatementSpec{topicStatements}, ansiTopicStatements},
 	{"rmtopic", [][]StatementSpec{rmTopicStatements}, ansiRMTopicStatements},
-	{"consumer", [][]StatementSpec{consumerStatements}, ansiConsumerStatements},
+	{"consumer", [][]StatementSpec{consumerStatements, replayStatements}, ansiConsumerStatements},
 	{"skipped", [][]StatementSpec{skippedStatements}, ansiSkippedStatements},
 	{"lease", [][]StatementSpec{leaseStatements, leaseStatusStatements}, ansiLeaseStatements},
 	{"consumer admin", [][]StatementSpec{consumerAdminStatements}, ansiConsumerAdminStatements},

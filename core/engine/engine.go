@@ -61,6 +61,9 @@ type Engine struct {
 
 	readOnly          bool
 	maxStatementBytes int64
+	// existing and modes: what the engine may create after Open (CreatesIn).
+	existing bool
+	modes    map[dialect.Area]schema.Mode
 
 	mu       sync.Mutex
 	compiled map[string]dialect.Compiled
@@ -143,7 +146,7 @@ func Open(ctx context.Context, db *sql.DB, cat dialect.Catalogue, cfg Config) (*
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{DB: db, Cat: &cat, Names: names, Errors: classifier, Partitions: cfg.Partitions, readOnly: cfg.ReadOnly,
+	e := &Engine{DB: db, Cat: &cat, Names: names, Errors: classifier, Partitions: cfg.Partitions, readOnly: cfg.ReadOnly, existing: cfg.Existing, modes: cfg.Modes,
 		compiled: map[string]dialect.Compiled{}, prepared: map[string]*sql.Stmt{}}
 	if e.Positions, err = newPositions(e); err != nil {
 		return nil, err

@@ -60,6 +60,13 @@ func (e *SchemaMissingError) Unwrap() []error { return []error{ErrSchemaMissing,
 // ReadOnly reports whether the engine was opened with Config.ReadOnly.
 func (e *Engine) ReadOnly() bool { return e.readOnly }
 
+// CreatesIn reports whether the engine may create tables of area after
+// Open (a projection's shadow table): not when it is read-only, opened on
+// an existing schema (Config.Existing), or the area's mode is Never.
+func (e *Engine) CreatesIn(area dialect.Area) bool {
+	return !e.readOnly && !e.existing && e.modes[area] != schema.Never
+}
+
 // refuse returns a *ReadOnlyError for op on a read-only engine, else nil.
 func (e *Engine) refuse(op string) error {
 	if e.readOnly {

@@ -34,7 +34,7 @@ func (s *Store[S]) Handler() consumer.Handler[eventstore.Recorded] {
 			return nil
 		}
 		run := func(st *S) error { return l(rec, s.p.codec, st) }
-		return s.apply(ctx, tx, s.p.key(rec.AggregateID), run, rec.Metadata, 1)
+		return s.apply(ctx, tx, m.Epoch, s.p.key(rec.AggregateID), run, rec.Metadata, 1)
 	}
 }
 
@@ -51,14 +51,19 @@ func (s *Store[S]) ReadModelHandler() consumer.Handler[topic.ReadModelRecord] {
 			return nil
 		}
 		run := func(st *S) error { return l(rec, s.p.codec, st) }
-		return s.apply(ctx, tx, s.p.key(rec.Key), run, rec.Metadata, rec.CascadeDepth+1)
+		return s.apply(ctx, tx, m.Epoch, s.p.key(rec.Key), run, rec.Metadata, rec.CascadeDepth+1)
 	}
 }
 
 // apply runs one listener on key's read model and stores the result with
-// its read-model topic message, in tx.
-func (s *Store[S]) apply(ctx context.Context, tx *sql.Tx, key string, run func(*S) error, metadata []byte, depth int) error {
-	cur, err := s.load(ctx, tx, key)
+// its read-model topic message, in tx: in the query table, or in its shadow
+// while the consumer's epoch is a rebuild's replay.
+func (s *Store[S]) apply(ctx context.Context, tx *sql.Tx, epoch int64, key string, run func(*S) error, metadata []byte, depth int) error {
+	t, err := s.targetOf(ctx, tx, epoch)
+	if err != nil {
+		return err
+	}
+	cur, err := s.load(ctx, tx, t.st, key)
 	if err != nil {
 		return err
 	}
@@ -81,9 +86,9 @@ func (s *Store[S]) apply(ctx context.Context, tx *sql.Tx, key string, run func(*
 		return err
 	}
 	if deleted {
-		return s.remove(ctx, tx, key, cur)
+		return s.remove(ctx, tx, t, key, cur)
 	}
-	return s.save(ctx, tx, key, cur, &state, id, 0)
+	return s.save(ctx, tx, t, key, cur, &state, id)
 }
 
 // Options are the consumer options that run the projection over its
@@ -95,7 +100,7 @@ func (s *Store[S]) apply(ctx context.Context, tx *sql.Tx, key string, run func(*
 // the caller's to add. A source it does not listen to, or a listened one
 // missing, is refused.
 func (s *Store[S]) Options(sources ...consumer.Source) (consumer.Options, error) {
-	o := consumer.Options{Type: ConsumerType, Name: s.p.name, Transactional: true}
+	o := consumer.Options{Type: ConsumerType, Name: s.p.name, Transactional: true, AfterPoll: s.afterPoll}
 	if s.p.scope == Global {
 		o.Workers = 1
 	}

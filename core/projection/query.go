@@ -20,7 +20,7 @@ type Item[S any] struct {
 
 // Get reads the read model of key; false when there is none.
 func (s *Store[S]) Get(ctx context.Context, key string) (S, bool, error) {
-	cur, err := s.load(ctx, s.e.DB, key)
+	cur, err := s.load(ctx, s.e.DB, &s.stmts, key)
 	return cur.state, err == nil && cur.found, err
 }
 

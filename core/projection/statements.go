@@ -26,6 +26,7 @@ func (st statement) row(ctx context.Context, e *engine.Engine, q engine.Querier,
 type statements struct {
 	load, insert, update, remove statement
 	insertEpoch, removeEpoch     statement
+	setEpoch                     statement
 	// unique finds a read model by a unique field's column (lower case).
 	unique map[string]statement
 }
@@ -62,6 +63,7 @@ WHERE q.read_model_id = #{key}`
 	texts[&st.remove] = `DELETE FROM ${query_table} WHERE read_model_id = #{key} AND message_id = #{old}`
 	texts[&st.insertEpoch] = `INSERT INTO ${read_model_epochs_table} (projection, read_model_key, epoch)
 VALUES (#{projection}, #{key}, #{epoch})`
+	texts[&st.setEpoch] = `UPDATE ${read_model_epochs_table} SET epoch = #{epoch} WHERE projection = #{projection} AND read_model_key = #{key}`
 	texts[&st.removeEpoch] = `DELETE FROM ${read_model_epochs_table} WHERE projection = #{projection} AND read_model_key = #{key}`
 	st.unique = map[string]statement{}
 	for _, f := range fields {

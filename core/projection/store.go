@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/schema"
 	"github.com/tidemarkdb/tidemark/core/topic"
@@ -21,6 +23,17 @@ type Store[S any] struct {
 	log   stateLog
 	topic *topic.ReadModelTopic
 	stmts statements
+
+	// The rebuild: the shadow table, its statements and the switch's; the
+	// consumer (its id: "" on a read-only engine that found none) and
+	// whether each of its epochs is a replay.
+	shadow      string
+	shadowStmts statements
+	swap        switchStatements
+	reg         *consumer.Registry
+	consumerID  string
+	mu          sync.Mutex
+	modes       map[int64]bool
 }
 
 // ConflictError reports a save of a read model another apply changed
@@ -37,8 +50,26 @@ func (e *ConflictError) Transient() bool { return true }
 // Open binds p to e: the declaration is checked, the query table must have
 // been declared at e's Open (p.QueryTable() in engine.Config.QueryTables)
 // with the same fields, and the projection's read-model topic is opened.
-// Nothing is written when the declaration is refused.
+// Nothing is written when the declaration is refused. On a writable
+// engine the projection's consumer row is created (with the declaration's
+// fingerprint) when missing, and its shadow table (for rebuilds) when
+// missing. A declaration whose fingerprint differs from the stored one
+// halts the consumer with DECLARATION_CHANGED and is refused with a
+// *DeclarationChangedError (Rebuild or Accept clear it); while a rebuild
+// replays, the fingerprint is not compared (the switch stores it).
 func Open[S any](ctx context.Context, e *engine.Engine, p *Projection[S]) (*Store[S], error) {
+	s, err := open(ctx, e, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkFingerprint(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// open is Open without the fingerprint's comparison.
+func open[S any](ctx context.Context, e *engine.Engine, p *Projection[S]) (*Store[S], error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -55,6 +86,9 @@ func Open[S any](ctx context.Context, e *engine.Engine, p *Projection[S]) (*Stor
 	}
 	s := &Store[S]{p: p, e: e, table: qt.Table, log: l, topic: l.t}
 	if s.stmts, err = compileStatements(e, qt.Table, p.fields); err != nil {
+		return nil, err
+	}
+	if err := s.openRebuild(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -111,10 +145,10 @@ type current[S any] struct {
 // state, or a new read model from init. A row whose message is gone
 // (deleted from the records table underneath) reads as a new read model
 // that replaces the row.
-func (s *Store[S]) load(ctx context.Context, q engine.Querier, key string) (current[S], error) {
+func (s *Store[S]) load(ctx context.Context, q engine.Querier, st *statements, key string) (current[S], error) {
 	cur := current[S]{state: s.p.init(key)}
 	var msgID, payload sql.NullString
-	err := s.stmts.load.row(ctx, s.e, q, map[string]any{"key": key}).Scan(&msgID, &payload)
+	err := st.load.row(ctx, s.e, q, map[string]any{"key": key}).Scan(&msgID, &payload)
 	if errors.Is(err, sql.ErrNoRows) {
 		return cur, nil
 	}
@@ -132,10 +166,10 @@ func (s *Store[S]) load(ctx context.Context, q engine.Querier, key string) (curr
 	return cur, nil
 }
 
-// save points key's row at message msgID with the state's query fields:
-// an insert for a new read model (with its READ_MODEL_EPOCHS row), else an
-// update conditioned on the message it read.
-func (s *Store[S]) save(ctx context.Context, tx *sql.Tx, key string, cur current[S], state *S, msgID string, epoch int64) error {
+// save points key's row (in t's table) at message msgID with the state's
+// query fields: an insert for a new read model (with its READ_MODEL_EPOCHS
+// row), else an update conditioned on the message it read.
+func (s *Store[S]) save(ctx context.Context, tx *sql.Tx, t target, key string, cur current[S], state *S, msgID string) error {
 	args := map[string]any{"key": key, "message_id": msgID, "old": cur.messageID}
 	for i, f := range s.p.fields {
 		v, err := f.conv(f.get(state))
@@ -145,24 +179,41 @@ func (s *Store[S]) save(ctx context.Context, tx *sql.Tx, key string, cur current
 		args[fieldBind(i)] = v
 	}
 	if cur.messageID == "" {
-		if _, err := s.stmts.insert.exec(ctx, s.e, tx, args); err != nil {
+		if _, err := t.st.insert.exec(ctx, s.e, tx, args); err != nil {
 			return s.writeErr(key, err)
 		}
-		_, err := s.stmts.insertEpoch.exec(ctx, s.e, tx, map[string]any{"projection": s.p.name, "key": key, "epoch": epoch})
-		return s.writeErr(key, err)
+		return s.writeErr(key, s.markEpoch(ctx, tx, t, key))
 	}
-	res, err := s.stmts.update.exec(ctx, s.e, tx, args)
+	res, err := t.st.update.exec(ctx, s.e, tx, args)
 	return s.conditioned(key, res, err)
+}
+
+// markEpoch writes the READ_MODEL_EPOCHS row of a new read model: epoch 0
+// outside a rebuild; a replay's epoch in the shadow, over the row of the
+// live read model of the same key when there is one.
+func (s *Store[S]) markEpoch(ctx context.Context, tx *sql.Tx, t target, key string) error {
+	binds := map[string]any{"projection": s.p.name, "key": key, "epoch": t.epoch}
+	if t.shadow {
+		res, err := t.st.setEpoch.exec(ctx, s.e, tx, binds)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+	}
+	_, err := t.st.insertEpoch.exec(ctx, s.e, tx, binds)
+	return err
 }
 
 // remove deletes key's row (conditioned on the message it read) and its
 // READ_MODEL_EPOCHS row.
-func (s *Store[S]) remove(ctx context.Context, tx *sql.Tx, key string, cur current[S]) error {
-	res, err := s.stmts.remove.exec(ctx, s.e, tx, map[string]any{"key": key, "old": cur.messageID})
+func (s *Store[S]) remove(ctx context.Context, tx *sql.Tx, t target, key string, cur current[S]) error {
+	res, err := t.st.remove.exec(ctx, s.e, tx, map[string]any{"key": key, "old": cur.messageID})
 	if err := s.conditioned(key, res, err); err != nil {
 		return err
 	}
-	_, err = s.stmts.removeEpoch.exec(ctx, s.e, tx, map[string]any{"projection": s.p.name, "key": key})
+	_, err = t.st.removeEpoch.exec(ctx, s.e, tx, map[string]any{"projection": s.p.name, "key": key})
 	return s.writeErr(key, err)
 }
 

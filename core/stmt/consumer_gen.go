@@ -390,3 +390,175 @@ func (p CheckpointResetParams) args() map[string]any {
 func ExecCheckpointReset(ctx context.Context, e *engine.Engine, q engine.Querier, p CheckpointResetParams) (sql.Result, error) {
 	return e.Exec(ctx, q, dialect.CheckpointReset, nil, p.args())
 }
+
+// CheckpointSetReplayParams are the binds of dialect.CheckpointSetReplay.
+type CheckpointSetReplayParams struct {
+	// ConsumerID is #{consumer_id}.
+	ConsumerID string
+	// SourceName is #{source_name}.
+	SourceName string
+	// Through is #{through}.
+	Through int64
+}
+
+func (p CheckpointSetReplayParams) args() map[string]any {
+	return map[string]any{
+		"consumer_id": p.ConsumerID,
+		"source_name": p.SourceName,
+		"through":     p.Through,
+	}
+}
+
+// ExecCheckpointSetReplay runs dialect.CheckpointSetReplay on q (see engine.Engine.Exec).
+func ExecCheckpointSetReplay(ctx context.Context, e *engine.Engine, q engine.Querier, p CheckpointSetReplayParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.CheckpointSetReplay, nil, p.args())
+}
+
+// CheckpointReadReplayParams are the binds of dialect.CheckpointReadReplay.
+type CheckpointReadReplayParams struct {
+	// ConsumerID is #{consumer_id}.
+	ConsumerID string
+}
+
+func (p CheckpointReadReplayParams) args() map[string]any {
+	return map[string]any{
+		"consumer_id": p.ConsumerID,
+	}
+}
+
+// ExecCheckpointReadReplay runs dialect.CheckpointReadReplay on q (see engine.Engine.Exec).
+func ExecCheckpointReadReplay(ctx context.Context, e *engine.Engine, q engine.Querier, p CheckpointReadReplayParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.CheckpointReadReplay, nil, p.args())
+}
+
+// CheckpointReadReplayRow is a row of dialect.CheckpointReadReplay.
+type CheckpointReadReplayRow struct {
+	// SourceName is column source_name.
+	SourceName string
+	// PartitionNo is column partition_no.
+	PartitionNo int
+	// ReplayThrough is column replay_through.
+	ReplayThrough sql.NullInt64
+}
+
+func scanCheckpointReadReplay(s scanner, r *CheckpointReadReplayRow) error {
+	return s.Scan(&r.SourceName, &r.PartitionNo, &r.ReplayThrough)
+}
+
+// QueryCheckpointReadReplay runs dialect.CheckpointReadReplay on q and returns its rows (see engine.Engine.Query).
+func QueryCheckpointReadReplay(ctx context.Context, e *engine.Engine, q engine.Querier, p CheckpointReadReplayParams) (Rows[CheckpointReadReplayRow], error) {
+	rows, err := e.Query(ctx, q, dialect.CheckpointReadReplay, nil, p.args())
+	return Rows[CheckpointReadReplayRow]{rows: rows, e: e, scan: scanCheckpointReadReplay}, err
+}
+
+// QueryRowCheckpointReadReplay runs dialect.CheckpointReadReplay on q and scans its one row; sql.ErrNoRows when
+// there is none (see engine.Engine.QueryRow).
+func QueryRowCheckpointReadReplay(ctx context.Context, e *engine.Engine, q engine.Querier, p CheckpointReadReplayParams) (CheckpointReadReplayRow, error) {
+	var r CheckpointReadReplayRow
+	err := scanCheckpointReadReplay(e.QueryRow(ctx, q, dialect.CheckpointReadReplay, nil, p.args()), &r)
+	return r, err
+}
+
+// CheckpointEndReplayParams are the binds of dialect.CheckpointEndReplay.
+type CheckpointEndReplayParams struct {
+	// ConsumerID is #{consumer_id}.
+	ConsumerID string
+	// Epoch is #{epoch} (nil: NULL).
+	Epoch *int64
+}
+
+func (p CheckpointEndReplayParams) args() map[string]any {
+	return map[string]any{
+		"consumer_id": p.ConsumerID,
+		"epoch":       nullable(p.Epoch),
+	}
+}
+
+// ExecCheckpointEndReplay runs dialect.CheckpointEndReplay on q (see engine.Engine.Exec).
+func ExecCheckpointEndReplay(ctx context.Context, e *engine.Engine, q engine.Querier, p CheckpointEndReplayParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.CheckpointEndReplay, nil, p.args())
+}
+
+// ConsumerEndReplayParams are the binds of dialect.ConsumerEndReplay.
+type ConsumerEndReplayParams struct {
+	// ID is #{id}.
+	ID string
+	// Epoch is #{epoch} (nil: NULL).
+	Epoch *int64
+	// EpochFloor is #{epoch_floor}.
+	EpochFloor int64
+}
+
+func (p ConsumerEndReplayParams) args() map[string]any {
+	return map[string]any{
+		"id":          p.ID,
+		"epoch":       nullable(p.Epoch),
+		"epoch_floor": p.EpochFloor,
+	}
+}
+
+// ExecConsumerEndReplay runs dialect.ConsumerEndReplay on q (see engine.Engine.Exec).
+func ExecConsumerEndReplay(ctx context.Context, e *engine.Engine, q engine.Querier, p ConsumerEndReplayParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.ConsumerEndReplay, nil, p.args())
+}
+
+// ConsumerReadFingerprintParams are the binds of dialect.ConsumerReadFingerprint.
+type ConsumerReadFingerprintParams struct {
+	// ID is #{id}.
+	ID string
+}
+
+func (p ConsumerReadFingerprintParams) args() map[string]any {
+	return map[string]any{
+		"id": p.ID,
+	}
+}
+
+// ExecConsumerReadFingerprint runs dialect.ConsumerReadFingerprint on q (see engine.Engine.Exec).
+func ExecConsumerReadFingerprint(ctx context.Context, e *engine.Engine, q engine.Querier, p ConsumerReadFingerprintParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.ConsumerReadFingerprint, nil, p.args())
+}
+
+// ConsumerReadFingerprintRow is a row of dialect.ConsumerReadFingerprint.
+type ConsumerReadFingerprintRow struct {
+	// DeclarationFingerprint is column declaration_fingerprint.
+	DeclarationFingerprint sql.NullString
+}
+
+func scanConsumerReadFingerprint(s scanner, r *ConsumerReadFingerprintRow) error {
+	return s.Scan(&r.DeclarationFingerprint)
+}
+
+// QueryConsumerReadFingerprint runs dialect.ConsumerReadFingerprint on q and returns its rows (see engine.Engine.Query).
+func QueryConsumerReadFingerprint(ctx context.Context, e *engine.Engine, q engine.Querier, p ConsumerReadFingerprintParams) (Rows[ConsumerReadFingerprintRow], error) {
+	rows, err := e.Query(ctx, q, dialect.ConsumerReadFingerprint, nil, p.args())
+	return Rows[ConsumerReadFingerprintRow]{rows: rows, e: e, scan: scanConsumerReadFingerprint}, err
+}
+
+// QueryRowConsumerReadFingerprint runs dialect.ConsumerReadFingerprint on q and scans its one row; sql.ErrNoRows when
+// there is none (see engine.Engine.QueryRow).
+func QueryRowConsumerReadFingerprint(ctx context.Context, e *engine.Engine, q engine.Querier, p ConsumerReadFingerprintParams) (ConsumerReadFingerprintRow, error) {
+	var r ConsumerReadFingerprintRow
+	err := scanConsumerReadFingerprint(e.QueryRow(ctx, q, dialect.ConsumerReadFingerprint, nil, p.args()), &r)
+	return r, err
+}
+
+// ConsumerSetFingerprintParams are the binds of dialect.ConsumerSetFingerprint.
+type ConsumerSetFingerprintParams struct {
+	// ID is #{id}.
+	ID string
+	// DeclarationFingerprint is #{declaration_fingerprint} (nil: NULL).
+	DeclarationFingerprint *string
+}
+
+func (p ConsumerSetFingerprintParams) args() map[string]any {
+	return map[string]any{
+		"id":                      p.ID,
+		"declaration_fingerprint": nullable(p.DeclarationFingerprint),
+	}
+}
+
+// ExecConsumerSetFingerprint runs dialect.ConsumerSetFingerprint on q (see engine.Engine.Exec).
+func ExecConsumerSetFingerprint(ctx context.Context, e *engine.Engine, q engine.Querier, p ConsumerSetFingerprintParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.ConsumerSetFingerprint, nil, p.args())
+}

@@ -35,7 +35,8 @@ type Compacted struct {
 // with a newer message of that key at or below the mark (committed),
 // recording the mark as the topic's compacted_through in TOPIC_COMPACTION
 // (one row per topic, named by SourceName) in the same transaction of its
-// own. It runs outside any apply. A consumer reading behind may miss a
+// own. It runs outside any apply, and not while the topic's projection
+// rebuilds (ErrRebuilding). A consumer reading behind may miss a
 // superseded message it had not reached, never the latest of a key, so it
 // converges on the latest state. With opts.TombstoneMaxAge it then deletes
 // the tombstones that are old enough, compacted, and below the slowest
@@ -62,8 +63,48 @@ func (t *ReadModelTopic) Compact(ctx context.Context, opts CompactOptions) (Comp
 	return res, nil
 }
 
+// ErrRebuilding: Compact of a projection's topic while the projection
+// rebuilds. Its query table's rows point at the states of before the
+// rebuild, which the replay's newer states of the same keys supersede:
+// compacting them would take the read models from under its readers.
+var ErrRebuilding = errors.New("the projection rebuilds")
+
+// rebuilding tells whether the projection the topic belongs to (the
+// consumer projection/<topic>) has a rebuild's replay in progress.
+func (t *ReadModelTopic) rebuilding(ctx context.Context, q engine.Querier) (bool, error) {
+	c, err := stmt.QueryRowConsumerByName(ctx, t.e, q, stmt.ConsumerByNameParams{ConsumerType: "projection", ConsumerName: t.name})
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	rows, err := stmt.QueryCheckpointReadReplay(ctx, t.e, q, stmt.CheckpointReadReplayParams{ConsumerID: c.ID})
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := rows.Row()
+		if err != nil {
+			return false, err
+		}
+		if r.ReplayThrough.Valid {
+			return true, nil
+		}
+	}
+	return false, rows.Err()
+}
+
 func (t *ReadModelTopic) compact(ctx context.Context, q engine.Querier, opts CompactOptions) (Compacted, error) {
 	src := t.SourceName()
+	busy, err := t.rebuilding(ctx, q)
+	if err != nil {
+		return Compacted{}, err
+	}
+	if busy {
+		return Compacted{}, fmt.Errorf("compaction of %s: %w; compact after its switch", t.name, ErrRebuilding)
+	}
 	done, err := stmt.QueryRowRMTopicCompactedThrough(ctx, t.e, q, stmt.RMTopicCompactedThroughParams{Topic: src})
 	seen := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
