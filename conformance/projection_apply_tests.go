@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
@@ -333,6 +335,8 @@ func testProjectionGlobal(t T, env *Env) {
 		if workers > 0 {
 			opts.Workers = workers
 		}
+		failed := &failureCounter{}
+		opts.Logger = slog.New(failed)
 		run, err := consumer.NewRunner(ctx, consumer.NewRegistry(e, nil), opts)
 		if err != nil {
 			t.Fatal(err)
@@ -347,6 +351,11 @@ func testProjectionGlobal(t T, env *Env) {
 		}, func() string { return fmt.Sprintf("count %d", got.Deposits) })
 		if got.Deposits != appended {
 			t.Errorf("%s with %d workers counted %d deposits, want %d", name, workers, got.Deposits, appended)
+		}
+		// Workers meeting the one read model (its first insert included) are
+		// conflicts, re-applied from a fresh read: no message fails.
+		if n := failed.count(); n > 0 {
+			t.Errorf("%s with %d workers: %d messages failed (first: %s); a conflict between applies must not spend the failure budget", name, workers, n, failed.firstReason())
 		}
 		if page, err := st.Find(ctx, projection.Query{}); err != nil || len(page.Items) != 1 || page.Items[0].Key != name {
 			t.Errorf("%s: Find = %+v, %v; want its one read model under its name", name, page.Items, err)
@@ -427,4 +436,47 @@ func testProjectionEvolution(t T, env *Env) {
 	if err != nil || !strings.Contains(string(rec.Payload), `"currency":"EUR"`) || strings.Contains(string(rec.Payload), `"rank"`) {
 		t.Errorf("v-1's latest state %s (%v): want the new shape (currency, no rank)", rec.Payload, err)
 	}
+}
+
+// failureCounter is a slog handler counting the runner's "message failed"
+// records (a failure that spends the message's budget).
+type failureCounter struct {
+	mu     sync.Mutex
+	n      int
+	reason string
+}
+
+func (f *failureCounter) Enabled(context.Context, slog.Level) bool { return true }
+
+func (f *failureCounter) Handle(_ context.Context, r slog.Record) error {
+	if !strings.HasPrefix(r.Message, "message failed") {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	if f.reason == "" {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "reason" {
+				f.reason = a.Value.String()
+			}
+			return true
+		})
+	}
+	return nil
+}
+
+func (f *failureCounter) WithAttrs([]slog.Attr) slog.Handler { return f }
+func (f *failureCounter) WithGroup(string) slog.Handler      { return f }
+
+func (f *failureCounter) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n
+}
+
+func (f *failureCounter) firstReason() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reason
 }

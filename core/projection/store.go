@@ -9,8 +9,10 @@ import (
 	"sync"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/schema"
+	"github.com/tidemarkdb/tidemark/core/sqlerr"
 	"github.com/tidemarkdb/tidemark/core/topic"
 )
 
@@ -180,7 +182,7 @@ func (s *Store[S]) save(ctx context.Context, tx *sql.Tx, t target, key string, c
 	}
 	if cur.messageID == "" {
 		if _, err := t.st.insert.exec(ctx, s.e, tx, args); err != nil {
-			return s.writeErr(key, err)
+			return s.insertErr(ctx, tx, t, key, err)
 		}
 		return s.writeErr(key, s.markEpoch(ctx, tx, t, key))
 	}
@@ -229,6 +231,29 @@ func (s *Store[S]) conditioned(key string, res sql.Result, err error) error {
 		return &ConflictError{Projection: s.p.name, Key: key}
 	}
 	return nil
+}
+
+// insertErr tells a new read model's insert refused because another apply
+// inserted the same key first — a *ConflictError, re-applied from a fresh
+// read without spending the failure budget, as a lost conditioned update
+// is — from one refused for a duplicate value of a unique field (the
+// application's error, returned as it is). The unique violation does not
+// say which key it was on every engine; the row of key does: the losing
+// insert waited for the winner's commit, so the row is there to read (on
+// the pool, or in the refused transaction where the engine's readers wait
+// for writers: Locks.ConflictRead).
+func (s *Store[S]) insertErr(ctx context.Context, tx *sql.Tx, t target, key string, err error) error {
+	if !errors.Is(err, sqlerr.ErrUniqueViolation) {
+		return s.writeErr(key, err)
+	}
+	var q engine.Querier = s.e.DB
+	if s.e.Cat.Locks.ConflictRead == dialect.ConflictReadInTransaction {
+		q = tx
+	}
+	if cur, lerr := s.load(ctx, q, t.st, key); lerr == nil && cur.messageID != "" {
+		return &ConflictError{Projection: s.p.name, Key: key}
+	}
+	return s.writeErr(key, err)
 }
 
 func (s *Store[S]) writeErr(key string, err error) error {
