@@ -82,19 +82,9 @@ func projectionCell(ctx context.Context, tg target, fresh func() (*bench, string
 	if err != nil {
 		return err
 	}
-	start, total := time.Now(), 0
-	for total < n {
-		k, err := r.Poll(ctx)
-		if err != nil {
-			return err
-		}
-		if k == 0 {
-			break
-		}
-		total += k
-	}
-	if total != n {
-		return fmt.Errorf("projection applied %d of %d events", total, n)
+	start := time.Now()
+	if err := pollAll(ctx, r.Poll, n, "projection applied events"); err != nil {
+		return err
 	}
 	proj := float64(n) / time.Since(start).Seconds()
 	models, err := st.Count(ctx)
@@ -122,6 +112,26 @@ func finderCell(ctx context.Context, e *engine.Engine, st *projection.Store[benc
 		return fmt.Errorf("no read models")
 	}
 	return uniqueFinder(ctx, e, st, len(keys), func(r *rand.Rand) string { return keys[r.IntN(len(keys))] })
+}
+
+// pollAll polls until n were applied (or delivered); what names them in
+// the error when the polls run dry first.
+func pollAll(ctx context.Context, poll func(context.Context) (int, error), n int, what string) error {
+	total := 0
+	for total < n {
+		k, err := poll(ctx)
+		if err != nil {
+			return err
+		}
+		if k == 0 {
+			break
+		}
+		total += k
+	}
+	if total != n {
+		return fmt.Errorf("%s: %d of %d", what, total, n)
+	}
+	return nil
 }
 
 func p50(d []time.Duration) time.Duration {

@@ -64,19 +64,9 @@ func sagaCell(ctx context.Context, fresh func() (*bench, string, error)) error {
 	if err != nil {
 		return err
 	}
-	start, total := time.Now(), 0
-	for total < n {
-		k, err := r.Poll(ctx)
-		if err != nil {
-			return err
-		}
-		if k == 0 {
-			break
-		}
-		total += k
-	}
-	if total != n {
-		return fmt.Errorf("saga applied %d of %d events", total, n)
+	start := time.Now()
+	if err := pollAll(ctx, r.Poll, n, "saga applied events"); err != nil {
+		return err
 	}
 	applied := float64(n) / time.Since(start).Seconds()
 	// The streams' ids are random: an id drawn twice is one instance
@@ -90,19 +80,9 @@ func sagaCell(ctx context.Context, fresh func() (*bench, string, error)) error {
 	if err != nil {
 		return err
 	}
-	start, total = time.Now(), 0
-	for total < want {
-		k, err := d.Poll(ctx)
-		if err != nil {
-			return err
-		}
-		if k == 0 {
-			break
-		}
-		total += k
-	}
-	if total != want {
-		return fmt.Errorf("delivered %d of %d deadlines", total, want)
+	start = time.Now()
+	if err := pollAll(ctx, d.Poll, want, "deadlines delivered"); err != nil {
+		return err
 	}
 	fmt.Printf("   saga catch-up, %d events → %d instances with a deadline each: %8.0f ev/s vs Transactional no-op consumer %8.0f ev/s  ratio %.2f; deadlines delivered %8.0f/s\n",
 		n, want, applied, noop, applied/noop, float64(want)/time.Since(start).Seconds())

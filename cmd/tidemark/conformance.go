@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -127,15 +128,7 @@ the URL with a fresh name in place of {db}:
 				return err
 			}
 			fmt.Fprintf(out, "database: %s %s\n", probe.Source, probe.Note)
-			m, err := conformance.RunCLI(ctx, target, out)
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(out, "\n"+m.String())
-			if _, failed, _ := m.Counts(); failed > 0 {
-				return fmt.Errorf("%d conformance tests failed", failed)
-			}
-			return nil
+			return runSuite(ctx, target, out)
 		},
 	}
 	s.register(cmd, withPlugin|withDB)
@@ -147,6 +140,20 @@ the URL with a fresh name in place of {db}:
 	cmd.Flags().StringVar(&jdbc.password, "jdbc-password", "", "password for --jdbc-url")
 	cmd.Flags().StringSliceVar(&jdbc.jvmArgs, "jvm-arg", nil, "extra JVM options for the bridge (e.g. --jvm-arg=-Xmx1g)")
 	return cmd
+}
+
+// runSuite runs the suite through the CLI's test runner, prints the
+// matrix and fails when a test failed.
+func runSuite(ctx context.Context, target conformance.Target, out io.Writer) error {
+	m, err := conformance.RunCLI(ctx, target, out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(out, "\n"+m.String())
+	if _, failed, _ := m.Counts(); failed > 0 {
+		return fmt.Errorf("%d conformance tests failed", failed)
+	}
+	return nil
 }
 
 // NoDriverError says the CLI cannot run the suite on an engine: it links no

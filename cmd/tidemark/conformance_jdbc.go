@@ -135,15 +135,7 @@ func runJDBC(ctx context.Context, j *jdbcFlags, target conformance.Target, out i
 		j.url, strings.Join(j.jars, ","))
 	target.Driver = "jdbcbridge"
 	target.Fresh = b.fresh
-	m, err := conformance.RunCLI(ctx, target, out)
-	if err != nil {
-		return err
-	}
-	fmt.Fprint(out, "\n"+m.String())
-	if _, failed, _ := m.Counts(); failed > 0 {
-		return fmt.Errorf("%d conformance tests failed", failed)
-	}
-	return nil
+	return runSuite(ctx, target, out)
 }
 
 // lastLines keeps the last max bytes of the bridge's stderr for errors.
