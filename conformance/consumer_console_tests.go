@@ -60,7 +60,7 @@ func testConsolePages(t T, env *Env) {
 		return w.Code, w.Body.String()
 	}
 	var csrf string
-	for _, p := range []string{"/", "/consumers", "/undelivered", "/leases", "/healthz"} {
+	for _, p := range []string{"/", "/consumers", "/undelivered", "/leases", "/sagas", "/healthz"} {
 		code, body := do(httptest.NewRequest(http.MethodGet, p, nil))
 		if code != http.StatusOK || strings.Contains(body, "<script>alert") {
 			t.Fatalf("GET %s: %d (want 200, nothing unescaped):\n%s", p, code, body)

@@ -173,11 +173,19 @@ func (p consolePage) seeHalted() {
 	if n, err := textOf(p.b, p.section+` [data-role=handovers]`); err != nil || n != "0" {
 		t.Errorf("handovers on the leases page %q, %v; want 0", n, err)
 	}
-	for _, page := range []struct{ path, name string }{{"/", "overview"}, {"/leases", "leases"}} {
+	for _, page := range []struct{ path, name string }{{"/", "overview"}, {"/leases", "leases"}, {"/sagas", "sagas"}} {
 		if err := chromedp.Do(p.b, chromedp.Navigate(p.base+page.path), chromedp.WaitVisible(chromedp.CSS(`main h1`))); err != nil {
 			t.Fatal(err)
 		}
 		p.shoot(page.name)
+	}
+	// The Sagas page renders in the browser from the tables alone (this app
+	// runs no saga: no instances, no lock).
+	if h, err := textOf(p.b, `main h1`); err != nil || h != "Sagas" {
+		t.Errorf("the sagas page's heading %q, %v", h, err)
+	}
+	if lock, err := textOf(p.b, `#saga-lock`); err != nil || !strings.Contains(lock, "no process holds") {
+		t.Errorf("the sagas page's lock line %q, %v", lock, err)
 	}
 }
 

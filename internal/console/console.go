@@ -107,6 +107,7 @@ func New(op *consumer.Operator, opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /consumers", s.page("consumers", s.consumers))
 	s.mux.HandleFunc("GET /undelivered", s.page("undelivered", s.undelivered))
 	s.mux.HandleFunc("GET /leases", s.page("leases", s.leases))
+	s.mux.HandleFunc("GET /sagas", s.page("sagas", s.sagas))
 	s.mux.HandleFunc("POST /action", s.action)
 	s.mux.HandleFunc("GET /metrics", s.metrics)
 	s.mux.HandleFunc("GET /healthz", s.healthz)

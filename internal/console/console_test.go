@@ -37,7 +37,7 @@ func TestPagesEscapeDatabaseValues(t *testing.T) {
 		}
 	}
 	// Every page renders with the fixture's hostile values.
-	for _, p := range []string{"/", "/consumers", "/leases", "/undelivered?consumer=" + url.QueryEscape(deadRef.String())} {
+	for _, p := range []string{"/", "/consumers", "/leases", "/sagas", "/undelivered?consumer=" + url.QueryEscape(deadRef.String())} {
 		if code, body := get(t, http.DefaultClient, ts.URL+p); code != http.StatusOK || strings.Contains(body, "<script>alert") {
 			t.Errorf("GET %s: %d\n%s", p, code, body)
 		}

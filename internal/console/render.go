@@ -24,7 +24,7 @@ var staticRoot embed.FS
 var staticFS fs.FS = staticRoot
 
 // pageNames are the pages; each is layout.html with its own content block.
-var pageNames = []string{"overview", "consumers", "undelivered", "leases", "result"}
+var pageNames = []string{"overview", "consumers", "undelivered", "leases", "sagas", "result"}
 
 var funcs = template.FuncMap{
 	"time": func(t time.Time) string {
