@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/lease"
 	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
@@ -38,23 +38,27 @@ func (a *Advancer) read(ctx context.Context, q engine.Querier) (state, error) {
 	return state{mark: r.Mark, pendingEnd: r.PendingEnd, pendingHorizon: r.PendingHorizon, owner: r.Owner}, err
 }
 
+// leaseRow is the advancer's lease on the mark row, under the rule every
+// lease row follows (lease.Row).
+func (a *Advancer) leaseRow() lease.Row {
+	return lease.Row{E: a.e,
+		Take: func(ctx context.Context) (sql.Result, error) { return stmt.ExecHWMAcquire(ctx, a.e, a.e.DB, a.lease()) },
+		Drop: func(ctx context.Context) error {
+			_, err := stmt.ExecHWMRelease(ctx, a.e, a.e.DB, stmt.HWMReleaseParams{Topic: a.opts.Topic, Owner: a.opts.Owner})
+			return err
+		}}
+}
+
 // acquire takes or renews the lease in its own short transaction.
 func (a *Advancer) acquire(ctx context.Context) (bool, error) {
-	defer a.e.LockWriter()()
-	res, err := stmt.ExecHWMAcquire(ctx, a.e, a.e.DB, a.lease())
+	held, err := a.leaseRow().Held(ctx)
 	if err != nil {
 		return false, fmt.Errorf("acquiring high-water-mark lease: %w", err)
 	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return held, nil
 }
 
-func (a *Advancer) release() {
-	defer a.e.LockWriter()()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_, _ = stmt.ExecHWMRelease(ctx, a.e, a.e.DB, stmt.HWMReleaseParams{Topic: a.opts.Topic, Owner: a.opts.Owner})
-}
+func (a *Advancer) release() { a.leaseRow().Release() }
 
 // marker is the Advancer as the frontier's position.Marker: the writes of
 // the mark row under the lease, keeping what the advancer knows of the row

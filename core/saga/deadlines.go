@@ -296,12 +296,9 @@ func (d *Deadlines) purge(ctx context.Context) {
 }
 
 func (d *Deadlines) release() {
-	if d.lock == nil {
-		return
+	if d.lock != nil {
+		d.lock.row().Release()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	d.lock.release(ctx)
 }
 
 // DeliverDeadline runs the handler of d's name on its instance in tx and
