@@ -36,6 +36,14 @@ func testSagaOperatorStatus(t T, env *Env) {
 	} else if due := ts.NextDue.Sub(r.dbNow(t)); due < 50*time.Minute || due > 61*time.Minute {
 		t.Errorf("next due in %v by the database clock, want about 1 h", due)
 	}
+	if ts.Overdue != 0 {
+		t.Errorf("overdue %d with nothing due yet, want 0", ts.Overdue)
+	}
+	// A deadline due a minute ago that no poll delivered yet is overdue.
+	r.apply(t, sagaOpened{ID: "s-4", ArmMs: -60_000})
+	if st2, err := saga.ReadStatus(ctx, r.e); err != nil || len(st2.Types) != 1 || st2.Types[0].Deadlines != 2 || st2.Types[0].Overdue != 1 {
+		t.Errorf("status after a deadline due a minute ago = %+v, %v; want 2 pending, 1 overdue", st2.Types, err)
+	}
 	if st.Lock == nil || st.Lock.Owner != d.Owner() || !st.Lock.Live {
 		t.Errorf("lock = %+v, want held (live) by %s", st.Lock, d.Owner())
 	}
@@ -43,8 +51,8 @@ func testSagaOperatorStatus(t T, env *Env) {
 	if err != nil || len(list) != 2 || list[0].SagaID != "s-1" || list[1].SagaID != "s-2" || list[0].Completed {
 		t.Errorf("List(limit 2) = %+v, %v; want s-1, s-2 (active)", list, err)
 	}
-	if all, err := saga.List(ctx, r.e, "", 10); err != nil || len(all) != 3 || !all[2].Completed {
-		t.Errorf("List(all) = %+v, %v; want 3 with s-3 completed", all, err)
+	if all, err := saga.List(ctx, r.e, "", 10); err != nil || len(all) != 4 || !all[2].Completed {
+		t.Errorf("List(all) = %+v, %v; want 4 with s-3 completed", all, err)
 	}
 	if other, err := saga.List(ctx, r.e, "nobody", 10); err != nil || len(other) != 0 {
 		t.Errorf("List(nobody) = %+v, %v; want none", other, err)

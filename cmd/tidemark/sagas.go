@@ -61,13 +61,13 @@ func sagasStatusCmd() *cobra.Command {
 				return orJSON(out, st, err)
 			}
 			w := tabular(out)
-			fmt.Fprintln(w, "SAGA TYPE\tTABLE\tACTIVE\tCOMPLETED\tDEADLINES\tNEXT DUE")
+			fmt.Fprintln(w, "SAGA TYPE\tTABLE\tACTIVE\tCOMPLETED\tDEADLINES\tOVERDUE\tNEXT DUE")
 			for _, t := range st.Types {
 				next := "-"
 				if t.NextDue != nil {
 					next = t.NextDue.UTC().Format(time.RFC3339)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%s\n", t.SagaType, t.Table, t.Active, t.Completed, t.Deadlines, next)
+				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", t.SagaType, t.Table, t.Active, t.Completed, t.Deadlines, t.Overdue, next)
 			}
 			if err := w.Flush(); err != nil {
 				return err

@@ -46,7 +46,7 @@ func SagaStatements(now, expiry string) map[StatementID]string {
 		SagaLockRead: `SELECT owner, expires_at, CASE WHEN expires_at >= ` + now + ` THEN 1 ELSE 0 END FROM ` + locks +
 			` WHERE lock_name = #{lock_name}`,
 		SagaCounts:         `SELECT saga_type, COUNT(*), COUNT(completed_at) FROM ` + inst + ` GROUP BY saga_type`,
-		SagaDeadlineCounts: `SELECT saga_type, COUNT(*), MIN(due_at) FROM ` + dl + ` GROUP BY saga_type`,
+		SagaDeadlineCounts: `SELECT saga_type, COUNT(*), MIN(due_at), COUNT(CASE WHEN due_at <= ` + now + ` THEN 1 END) FROM ` + dl + ` GROUP BY saga_type`,
 		SagaList: `SELECT id, saga_type, saga_id, version, CASE WHEN completed_at IS NULL THEN 0 ELSE 1 END FROM ` + inst +
 			` ORDER BY saga_type, saga_id`,
 

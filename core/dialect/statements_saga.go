@@ -61,8 +61,9 @@ const (
 	// SagaCounts returns (saga_type, n, completed) per saga type of the
 	// instance table: its instances and how many of them completed.
 	SagaCounts StatementID = "saga.counts"
-	// SagaDeadlineCounts returns (saga_type, n, next_due) per saga type:
-	// its pending deadlines and the earliest due_at.
+	// SagaDeadlineCounts returns (saga_type, n, next_due, overdue) per saga
+	// type: its pending deadlines, the earliest due_at, and how many are due
+	// on the database clock (still there: not delivered yet).
 	SagaDeadlineCounts StatementID = "saga.deadline_counts"
 	// SagaList returns (id, saga_type, saga_id, version, completed) of
 	// every instance of the table, by saga_type and saga_id (the core
@@ -94,7 +95,7 @@ var sagaStatements = []StatementSpec{
 	{ID: SagaLockRelease, Binds: []string{"lock_name", "owner"}, Tables: sagaLocks},
 	{ID: SagaLockRead, Binds: []string{"lock_name"}, Tables: sagaLocks, Returns: []string{"owner", "expires_at", "live"}},
 	{ID: SagaCounts, Tables: sagaInstances, Returns: []string{"saga_type", "n", "completed_count"}},
-	{ID: SagaDeadlineCounts, Tables: sagaDeadlines, Returns: []string{"saga_type", "n", "next_due"}},
+	{ID: SagaDeadlineCounts, Tables: sagaDeadlines, Returns: []string{"saga_type", "n", "next_due", "overdue"}},
 	{ID: SagaList, Tables: sagaInstances, Returns: []string{"id", "saga_type", "saga_id", "version", "completed"}},
 }
 

@@ -21,9 +21,12 @@ type TypeStatus struct {
 	Active    int64  `json:"active"`
 	Completed int64  `json:"completed"`
 	// Deadlines are its pending deadlines, NextDue the earliest one's
-	// due time (nil with none).
+	// due time (nil with none), Overdue those already due on the database
+	// clock and not delivered yet (a deliverer that keeps up leaves at most
+	// a poll's worth; more says none runs, or it fails).
 	Deadlines int64      `json:"deadlines"`
 	NextDue   *time.Time `json:"next_due,omitempty"`
+	Overdue   int64      `json:"overdue"`
 }
 
 // LockStatus is the deadline lock row.
@@ -73,7 +76,7 @@ func ReadStatus(ctx context.Context, e *engine.Engine) (Status, error) {
 			orphans = append(orphans, TypeStatus{SagaType: r.SagaType})
 			t = &orphans[len(orphans)-1]
 		}
-		t.Deadlines, t.NextDue = r.N, &next
+		t.Deadlines, t.NextDue, t.Overdue = r.N, &next, r.Overdue
 	})
 	if err != nil {
 		return st, fmt.Errorf("saga deadlines status: %w", err)

@@ -528,10 +528,12 @@ type SagaDeadlineCountsRow struct {
 	N int64
 	// NextDue is column next_due.
 	NextDue engine.UTCTime
+	// Overdue is column overdue.
+	Overdue int64
 }
 
 func scanSagaDeadlineCounts(s scanner, r *SagaDeadlineCountsRow) error {
-	return s.Scan(&r.SagaType, &r.N, &r.NextDue)
+	return s.Scan(&r.SagaType, &r.N, &r.NextDue, &r.Overdue)
 }
 
 // QuerySagaDeadlineCounts runs dialect.SagaDeadlineCounts on q and returns its rows (see engine.Engine.Query).

@@ -51,7 +51,7 @@ func TestSagasPage(t *testing.T) {
 	}
 	for _, want := range []string{
 		`data-saga-type="bank.&lt;b&gt;Watch&lt;/b&gt;"`,
-		`<td data-role="open">2</td><td data-role="completed">0</td><td data-role="deadlines">2</td>`,
+		`<td data-role="open">2</td><td data-role="completed">0</td><td data-role="deadlines">2</td><td data-role="overdue">0</td>`,
 		"<td>acct/1</td>", "<td>acct/2</td>",
 		`href="/sagas"`,
 	} {

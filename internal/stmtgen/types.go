@@ -70,6 +70,7 @@ var types = map[string]goType{
 	"now":                     {col: "engine.UTCTime"},
 	"occurred_at":             {bind: "time.Time", col: "engine.UTCTime"},
 	"oldest":                  {col: "sql.NullInt64"},
+	"overdue":                 {col: "int64"},
 	"owner":                   {bind: "string", col: "string"},
 	"partition":               {bind: "int"},
 	"partition_key":           {bind: "int", col: "int64"},
