@@ -10,6 +10,7 @@ package mydialect
 import (
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/plugins/h2"
+	"maps"
 )
 
 // Version is the plugin's own version.
@@ -94,6 +95,14 @@ ORDER BY INDEX_NAME, ORDINAL_POSITION`
 	// DECIMAL goes to 100000 digits (the suite's query table then uses the
 	// widest the core asks for, 38).
 	c.Facts = dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 100000}
+
+	// 8. The saga tables' TIMESTAMP columns must hold UTC whatever the
+	// session's time zone (saga/deadline_due_across_session_time_zones):
+	// ANSI's CURRENT_TIMESTAMP, stored in a TIMESTAMP column, takes the
+	// session's zone on H2, so the saga statements get H2's UTC clock (UTC
+	// text cast to TIMESTAMP) and its millisecond arithmetic.
+	const utc = `CAST(FORMATDATETIME(CURRENT_TIMESTAMP, 'yyyy-MM-dd HH:mm:ss.SSSSSS', 'en', 'UTC') AS TIMESTAMP)`
+	maps.Copy(c.Statements, dialect.SagaStatements(utc, `TIMESTAMPADD(MILLISECOND, #{lease_millis}, `+utc+`)`))
 
 	// Everything else (seeds, reads, leases, the high-water mark, the clock,
 	// query-table columns) runs on H2 2.1 as ANSI writes it.

@@ -94,5 +94,13 @@ func Example_catalogue() {
 	// Output:
 	// mydialect jdbcbridge COUNTER_ROW
 	// overridden: position.allocate
+	// overridden: saga.complete
+	// overridden: saga.deadline_counts
+	// overridden: saga.deadline_schedule
+	// overridden: saga.deadlines_due
+	// overridden: saga.lock_acquire
+	// overridden: saga.lock_insert
+	// overridden: saga.lock_read
+	// overridden: saga.purge
 	// position.allocated kept: false
 }
