@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"sync"
 
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/log"
@@ -88,6 +89,10 @@ type Projection[S any] struct {
 	fields    []field[S]
 	convs     *Converters
 	errs      []error
+
+	// resolving guards the fields' conversions, which Check resolves once
+	// (a store may be opened from several goroutines; an apply reads them).
+	resolving sync.Mutex
 }
 
 // Option sets a projection's optional attributes.
@@ -212,7 +217,12 @@ func (p *Projection[S]) Check() error {
 	if len(p.listeners) == 0 && len(p.upstream) == 0 {
 		errs = append(errs, &DeclarationError{Projection: p.name, What: "no listener: declare one with On, OnType or OnReadModel"})
 	}
+	p.resolving.Lock()
+	defer p.resolving.Unlock()
 	for i := range p.fields {
+		if p.fields[i].conv != nil {
+			continue // resolved by an earlier Check: never written again, since applies read it
+		}
 		if err := p.fields[i].resolve(p.convs); err != nil {
 			errs = append(errs, &DeclarationError{Projection: p.name, What: err.Error()})
 		}
