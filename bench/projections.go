@@ -49,17 +49,11 @@ func benchProjection() *projection.Projection[benchAccount] {
 // then FindUnique against the same lookup written by hand, alternated.
 func projectionCell(ctx context.Context, tg target, fresh func() (*bench, string, error)) error {
 	n := *flagProjEvents
-	b, _, err := fresh()
+	b, err := loaded(ctx, fresh, n)
 	if err != nil {
 		return err
 	}
 	defer b.close()
-	if err := appendStreams(ctx, b, n, 1); err != nil {
-		return err
-	}
-	if err := b.publish(ctx); err != nil {
-		return err
-	}
 	p := benchProjection()
 	e, err := engine.Open(ctx, b.db, *b.e.Cat, engine.Config{QueryTables: []schema.QueryTable{p.QueryTable()}})
 	if err != nil {
@@ -112,6 +106,24 @@ func finderCell(ctx context.Context, e *engine.Engine, st *projection.Store[benc
 		return fmt.Errorf("no read models")
 	}
 	return uniqueFinder(ctx, e, st, len(keys), func(r *rand.Rand) string { return keys[r.IntN(len(keys))] })
+}
+
+// loaded is a fresh database holding n single-event streams, published
+// (the mark past them), for a catch-up cell.
+func loaded(ctx context.Context, fresh func() (*bench, string, error), n int) (*bench, error) {
+	b, _, err := fresh()
+	if err != nil {
+		return nil, err
+	}
+	if err := appendStreams(ctx, b, n, 1); err != nil {
+		b.close()
+		return nil, err
+	}
+	if err := b.publish(ctx); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
 }
 
 // pollAll polls until n were applied (or delivered); what names them in

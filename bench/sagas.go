@@ -41,17 +41,11 @@ func benchSaga() *saga.Saga[benchSagaState] {
 // (one transaction each: delete, load, update).
 func sagaCell(ctx context.Context, fresh func() (*bench, string, error)) error {
 	n := *flagSagaEvents
-	b, _, err := fresh()
+	b, err := loaded(ctx, fresh, n)
 	if err != nil {
 		return err
 	}
 	defer b.close()
-	if err := appendStreams(ctx, b, n, 1); err != nil {
-		return err
-	}
-	if err := b.publish(ctx); err != nil {
-		return err
-	}
 	noop, _, err := runnerRate(ctx, b, "saga-noop", true, n)
 	if err != nil {
 		return err
