@@ -24,7 +24,7 @@ type cliModel struct{ N int }
 // epoch.
 func TestProjectionsCommands(t *testing.T) {
 	if testing.Short() {
-		t.Skip("opens a database through the plugin")
+		t.Skip("-short: opens a database through the plugin")
 	}
 	ctx := context.Background()
 	prov := harness.NewProvider()

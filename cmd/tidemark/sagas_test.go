@@ -26,7 +26,7 @@ type cliSagaDone struct{ ID string }
 // create.
 func TestSagasCommands(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a dialect plugin")
+		t.Skip("-short: starts a dialect plugin")
 	}
 	path := filepath.Join(t.TempDir(), "missing.db")
 	for _, c := range [][]string{{"status"}, {"list"}, {"purge", "--saga-type", "x", "--older-than", "1h"}} {

@@ -389,6 +389,10 @@ func isNotInstalled(err error) bool {
 	return errors.As(err, &ni)
 }
 
+// Required reports whether TIDEMARK_REQUIRE_ENGINES asks for engine (or
+// "all"): a test that cannot run it must then fail instead of skipping.
+func Required(engine string) bool { return required(engine) }
+
 func required(engine string) bool {
 	for _, e := range strings.Split(os.Getenv("TIDEMARK_REQUIRE_ENGINES"), ",") {
 		e = strings.TrimSpace(e)
