@@ -38,8 +38,10 @@ jdbcbridge:
 test: setup-if-needed vet fmt-check
 	@mkdir -p $(BIN)
 	@rm -f $(BIN)/conformance-matrix.txt
-	@TIDEMARK_MATRIX_FILE=$(CURDIR)/$(BIN)/conformance-matrix.txt $(GO) test $(GOFLAGS_T) ./...; status=$$?; \
-	echo; cat $(BIN)/conformance-matrix.txt 2>/dev/null || echo "(no conformance matrix written)"; exit $$status
+	@{ TIDEMARK_MATRIX_FILE=$(CURDIR)/$(BIN)/conformance-matrix.txt $(GO) test $(GOFLAGS_T) ./... 2>&1; echo $$? > $(BIN)/test.status; } | tee $(BIN)/test.log; \
+	status=$$(cat $(BIN)/test.status); \
+	echo; cat $(BIN)/conformance-matrix.txt 2>/dev/null || echo "(no conformance matrix written)"; \
+	scripts/failure-digest.sh $(BIN)/test.log; exit $$status
 
 ## test-stress: make test beside CPU burners (STRESS_BURNERS, default 3 per core), to run before a submission
 test-stress:

@@ -137,7 +137,7 @@ var drivers = map[string][]string{
 	EngineHSQLDB:      {"jdbcbridge"},
 	EngineHSQLDBLocks: {"jdbcbridge"},
 	EngineSQLite:      {"sqlite"},
-	EngineFirebird:    {"firebirdsql"},
+	EngineFirebird:    {"firebirdsql", "firebirdsql-guarded"},
 }
 
 // server is one running (or reachable) database server shared by all Opens

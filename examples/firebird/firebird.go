@@ -16,8 +16,11 @@ import (
 // Version is the plugin's own version.
 const Version = "0.1.0"
 
-// DriverName is the database/sql name of github.com/nakagami/firebirdsql.
-const DriverName = "firebirdsql"
+// DriverName is the database/sql name of github.com/nakagami/firebirdsql
+// behind the guard of package fbdriver (import it to register the name):
+// unguarded, a transaction that fails to begin leaves a connection that
+// panics the process on its next use or close.
+const DriverName = "firebirdsql-guarded"
 
 // DSNOptions are the driver options the dialect relies on, appended to a
 // DSN without options. cancel_hard_drop: a canceled context makes the
@@ -40,7 +43,7 @@ func Catalogue() dialect.Catalogue {
 	c.Identity.Version = Version
 	c.Identity.ServerVersions = "Firebird 3.0 (3.0.11 tested), SQL dialect 3, UTF8 database"
 	c.Identity.DriverName = DriverName
-	c.Identity.Drivers = []string{DriverName}
+	c.Identity.Drivers = []string{DriverName, "firebirdsql"}
 	c.Identity.DSNHint = "SYSDBA:password@127.0.0.1:3050/var/lib/firebird/3.0/data/app.fdb" + DSNOptions
 	// 31 bytes in Firebird 3 (63 characters from Firebird 4).
 	c.Identity.MaxIdentifierLength = 31

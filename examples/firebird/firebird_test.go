@@ -19,6 +19,7 @@ import (
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/examples/firebird"
+	"github.com/tidemarkdb/tidemark/examples/firebird/fbdriver"
 	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
@@ -483,5 +484,12 @@ func TestDatabaseCommentKept(t *testing.T) {
 		if got.Valid != (comment != "") || got.String != comment {
 			t.Errorf("database comment after the schema was created: %q (set: %v), want %q", got.String, got.Valid, comment)
 		}
+	}
+}
+
+// TestDriverNameIsTheGuard keeps the dialect's driver name the guarded one.
+func TestDriverNameIsTheGuard(t *testing.T) {
+	if firebird.DriverName != fbdriver.Name {
+		t.Fatalf("DriverName %q; want the guarded driver %q", firebird.DriverName, fbdriver.Name)
 	}
 }
