@@ -14,6 +14,7 @@ func timeTests() []Test {
 	return []Test{
 		{"time/event_time_round_trip", testEventTimeRoundTrip},
 		{"time/query_instant_round_trip", testQueryInstantRoundTrip},
+		{"time/query_time_of_day_cut_as_declared", testQueryTimeOfDay},
 	}
 }
 

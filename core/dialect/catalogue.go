@@ -128,10 +128,15 @@ type EngineFacts struct {
 	// digits, never rounded up; 0 means not declared, which the suite
 	// reports as a failure of time/* (truncation must be declared).
 	EventTimeDigits int `json:"event_time_digits,omitempty"`
-	// InstantDigits is the same for a TEMPORAL_INSTANT (and TEMPORAL_TIME)
-	// query column of the type QueryColumns.Types declares. An existing
-	// column must keep min(6, InstantDigits) digits.
+	// InstantDigits is the same for a TEMPORAL_INSTANT query column of the
+	// type QueryColumns.Types declares. The core binds an instant cut to
+	// min(6, InstantDigits) digits, and an existing column must keep them.
 	InstantDigits int `json:"instant_digits,omitempty"`
+	// TimeDigits is the same for a TEMPORAL_TIME (time of day) column,
+	// where an engine's TIME may keep fewer digits than its TIMESTAMP (0 on
+	// an engine whose TIME has no fraction). nil: as InstantDigits. Declare
+	// it with Digits(n).
+	TimeDigits *int `json:"time_digits,omitempty"`
 	// MaxDecimalPrecision is the most digits a DECIMAL column of this
 	// engine holds exactly (65 on MySQL, 38 on SQL Server, 18 on Firebird 3;
 	// the core never asks for more than 38). A NUMBER_DECIMAL field wider
@@ -143,6 +148,18 @@ type EngineFacts struct {
 	// query (Introspection.TableExists, QueryColumns.IndexExists,
 	// Introspection.SequenceExists), so a script still runs twice safely.
 	NoIfNotExists bool `json:"no_if_not_exists,omitempty"`
+}
+
+// Digits is n as EngineFacts.TimeDigits declares it.
+func Digits(n int) *int { return &n }
+
+// TimeOfDayDigits is the fractional-second digits a TEMPORAL_TIME column
+// keeps: TimeDigits when declared, InstantDigits otherwise.
+func (f EngineFacts) TimeOfDayDigits() int {
+	if f.TimeDigits != nil {
+		return *f.TimeDigits
+	}
+	return f.InstantDigits
 }
 
 // CutEventTime is t in UTC cut (never rounded) to EventTimeDigits, the form

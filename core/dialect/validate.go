@@ -124,6 +124,9 @@ func (v *validator) identity() {
 		v.add("schema_lock", "", "acquire and release go together")
 	}
 	v.conflictRead()
+	if d := v.c.Facts.TimeDigits; d != nil && (*d < 0 || *d > 9) {
+		v.add("facts", "time_digits", "%d is out of range (0–9)", *d)
+	}
 	switch v.c.Naming.IndexScope {
 	case IndexScopeRelations, IndexScopeSchema, IndexScopeTable:
 	default:

@@ -68,6 +68,9 @@ func TestValidateRefusesAtLoad(t *testing.T) {
 		{"unknown isolation", func(c *dialect.Catalogue) {
 			c.Isolation.HWM = "chaos"
 		}, "isolation", "hwm"},
+		{"time digits out of range", func(c *dialect.Catalogue) {
+			c.Facts.TimeDigits = dialect.Digits(12)
+		}, "facts", "time_digits"},
 		{"negative max rows", func(c *dialect.Catalogue) {
 			c.EventInsert.MaxRows = -1
 		}, "event_insert", "max_rows"},

@@ -185,10 +185,10 @@ func (p part[S]) restrict(b sq.SelectBuilder, c Cursor) (sq.SelectBuilder, error
 
 // cursor is the cursor after item (key, v): the order field's value as the
 // read model's state gives it, the value the save wrote to the column.
-func (o order[S]) cursor(key string, v *S) Cursor {
+func (o order[S]) cursor(s *Store[S], key string, v *S) Cursor {
 	c := Cursor{key: key, set: true}
 	if o.field != nil {
-		c.value, _ = o.field.conv(o.field.get(v))
+		c.value, _ = s.columnValue(o.field, v)
 	}
 	return c
 }

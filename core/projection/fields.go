@@ -223,6 +223,39 @@ func TemporalValue(k Kind, t time.Time) any {
 	return t
 }
 
+// temporalCut cuts a bound TIME or instant to the fractional-second
+// digits the engine keeps (EngineFacts), the way event times are cut: an
+// engine that rounds, or keeps fewer digits in TIME than in TIMESTAMP,
+// then stores exactly what was bound, and a finder's value matches it.
+type temporalCut struct{ time, instant int }
+
+func temporalCutOf(cat *dialect.Catalogue) temporalCut {
+	return temporalCut{time: schema.RequiredTimeDigits(cat), instant: schema.RequiredInstantDigits(cat)}
+}
+
+// apply cuts v, a value nativeOf returned for a column of kind k.
+func (c temporalCut) apply(k Kind, v any) any {
+	switch k {
+	case Time:
+		// nativeOf's form: 15:04:05.000000.
+		if s, ok := v.(string); ok && len(s) == len("15:04:05.000000") {
+			if c.time == 0 {
+				return s[:len("15:04:05")]
+			}
+			return s[:len("15:04:05.")+c.time]
+		}
+	case Instant:
+		if t, ok := v.(time.Time); ok {
+			d := time.Duration(1)
+			for i := c.instant; i < 9; i++ {
+				d *= 10
+			}
+			return t.Truncate(d)
+		}
+	}
+	return v
+}
+
 func textOf(rv reflect.Value) string {
 	if s, ok := rv.Interface().(fmt.Stringer); ok {
 		return s.String()

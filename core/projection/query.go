@@ -280,7 +280,11 @@ func (s *Store[S]) bindValue(f *field[S], v any) (any, error) {
 	if fn, ok := s.p.convs.m[typeOf(v)]; ok {
 		v = fn(v)
 	}
-	return nativeOf(f.decl)(v)
+	v, err := nativeOf(f.decl)(v)
+	if err != nil {
+		return nil, err
+	}
+	return s.cut.apply(f.decl.Kind, v), nil
 }
 
 func (s *Store[S]) fieldOf(column string) (*field[S], error) {
@@ -319,7 +323,7 @@ func (s *Store[S]) run(ctx context.Context, b sq.SelectBuilder, limit int, ord o
 			}
 		}
 		items = append(items, it)
-		cursors = append(cursors, ord.cursor(key, &it.Value))
+		cursors = append(cursors, ord.cursor(s, key, &it.Value))
 	}
 	return items, cursors, s.e.Errors.Wrap(rows.Err())
 }

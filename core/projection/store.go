@@ -25,6 +25,7 @@ type Store[S any] struct {
 	log   stateLog
 	topic *topic.ReadModelTopic
 	stmts statements
+	cut   temporalCut
 
 	// The rebuild: the shadow table, its statements and the switch's; the
 	// consumer (its id: "" on a read-only engine that found none) and
@@ -86,7 +87,7 @@ func open[S any](ctx context.Context, e *engine.Engine, p *Projection[S]) (*Stor
 	if err != nil {
 		return nil, err
 	}
-	s := &Store[S]{p: p, e: e, table: qt.Table, log: l, topic: l.t}
+	s := &Store[S]{p: p, e: e, table: qt.Table, log: l, topic: l.t, cut: temporalCutOf(e.Cat)}
 	if s.stmts, err = compileStatements(e, qt.Table, p.fields); err != nil {
 		return nil, err
 	}
@@ -173,8 +174,8 @@ func (s *Store[S]) load(ctx context.Context, q engine.Querier, st *statements, k
 // row), else an update conditioned on the message it read.
 func (s *Store[S]) save(ctx context.Context, tx *sql.Tx, t target, key string, cur current[S], state *S, msgID string) error {
 	args := map[string]any{"key": key, "message_id": msgID, "old": cur.messageID}
-	for i, f := range s.p.fields {
-		v, err := f.conv(f.get(state))
+	for i := range s.p.fields {
+		v, err := s.columnValue(&s.p.fields[i], state)
 		if err != nil {
 			return err
 		}
@@ -261,4 +262,14 @@ func (s *Store[S]) writeErr(key string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("projection %q: writing read model %q: %w", s.p.name, key, err)
+}
+
+// columnValue is what f's column holds for state: the field's value
+// converted to its kind and cut to the digits the engine keeps.
+func (s *Store[S]) columnValue(f *field[S], state *S) (any, error) {
+	v, err := f.conv(f.get(state))
+	if err != nil {
+		return nil, err
+	}
+	return s.cut.apply(f.decl.Kind, v), nil
 }

@@ -294,7 +294,9 @@ func columnFits(cat *dialect.Catalogue, f QueryField, c *catalogueColumn) bool {
 			scale = *c.Scale
 		}
 		return *c.Precision-scale >= int64(f.Precision-f.Scale) && scale >= int64(f.Scale)
-	case dialect.KindTime, dialect.KindInstant:
+	case dialect.KindTime:
+		return atLeast(c.Scale, int64(RequiredTimeDigits(cat)))
+	case dialect.KindInstant:
 		return atLeast(c.Scale, int64(RequiredInstantDigits(cat)))
 	}
 	return true

@@ -24,6 +24,8 @@ func TestColumnFits(t *testing.T) {
 	backtick := &dialect.Catalogue{Identity: dialect.Identity{Name: "other", QuoteOpen: "`"}}
 	// An engine keeping 4 fractional digits (Firebird's 100 µs) declares it.
 	fourDigits := &dialect.Catalogue{Identity: dialect.Identity{Name: "firebird"}, Facts: dialect.EngineFacts{InstantDigits: 4}}
+	// An engine whose TIME keeps no fraction while its TIMESTAMP keeps 9.
+	wholeTime := &dialect.Catalogue{Identity: dialect.Identity{Name: "locking"}, Facts: dialect.EngineFacts{InstantDigits: 9, TimeDigits: dialect.Digits(0)}}
 	text := QueryField{Column: "c", Kind: dialect.KindText}
 	integral := QueryField{Column: "c", Kind: dialect.KindInteger}
 	dec := QueryField{Column: "c", Kind: dialect.KindDecimal, Precision: 19, Scale: 2}
@@ -73,6 +75,9 @@ func TestColumnFits(t *testing.T) {
 		{"timestamp 4 where 4 declared", fourDigits, instant, col("TIMESTAMP", nil, nil, n64(4)), true},
 		{"timestamp 3 where 4 declared", fourDigits, instant, col("TIMESTAMP", nil, nil, n64(3)), false},
 		{"time 4 where 4 declared", fourDigits, tm, col("TIME", nil, nil, n64(4)), true},
+		{"time 0 where time digits 0", wholeTime, tm, col("TIME", nil, nil, n64(0)), true},
+		{"timestamp 6 where time digits 0", wholeTime, instant, col("TIMESTAMP", nil, nil, n64(6)), true},
+		{"timestamp 0 where time digits 0", wholeTime, instant, col("TIMESTAMP", nil, nil, n64(0)), false},
 	}
 	for _, c := range cases {
 		if got := columnFits(c.cat, c.f, c.c); got != c.want {

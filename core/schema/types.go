@@ -82,13 +82,24 @@ func MaxDecimalPrecision(cat *dialect.Catalogue) int {
 const specTimeDigits = 6
 
 // RequiredInstantDigits is the fractional-second digits an existing
-// instant or time query column must keep: the spec's 6, or fewer where the
-// engine declares it stores fewer (EngineFacts.InstantDigits).
+// instant query column must keep, and the digits the core binds: the
+// spec's 6, or fewer where the engine declares it stores fewer
+// (EngineFacts.InstantDigits).
 func RequiredInstantDigits(cat *dialect.Catalogue) int {
 	if d := cat.Facts.InstantDigits; d > 0 && d < specTimeDigits {
 		return d
 	}
 	return specTimeDigits
+}
+
+// RequiredTimeDigits is the same for a time-of-day query column
+// (EngineFacts.TimeOfDayDigits), where 0 is a declared fact when
+// TimeDigits is set.
+func RequiredTimeDigits(cat *dialect.Catalogue) int {
+	if cat.Facts.TimeDigits == nil {
+		return RequiredInstantDigits(cat)
+	}
+	return min(max(*cat.Facts.TimeDigits, 0), specTimeDigits)
 }
 
 // SameType tells whether a column read back from the catalogue has the type
