@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 // testCaptureKeyRefusals: a key over 255 characters and invalid UTF-8 are
 // refused with typed errors before any SQL (the topic's *sql.DB is closed
 // before the publish: any statement would fail with "database is closed"),
-// and a 255-character key of multi-byte characters is stored exactly.
+// and a 255-character key of multi-byte characters is stored exactly, as
+// is the longest key of four-byte characters the engine's unit allows.
 func testCaptureKeyRefusals(t T, env *Env) {
 	db := env.OpenDB()
 	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
@@ -39,6 +41,14 @@ func testCaptureKeyRefusals(t T, env *Env) {
 	if kt.Length != 256 || kt.Limit != 255 || kt.Index != 1 || !errors.Is(err, topic.ErrInvalidMessage) {
 		t.Errorf("KeyTooLongError %+v, errors.Is(ErrInvalidMessage) %v", kt, errors.Is(err, topic.ErrInvalidMessage))
 	}
+	// The most four-byte characters the key column holds in the engine's
+	// unit (EngineFacts.TextUnit), and one more: refused before SQL.
+	four := mostFourByte(env.Catalogue.Facts, topic.MaxKeyLength)
+	_, err = tp.Publish(ctx, msg(strings.Repeat("😀", four+1), `{}`))
+	kt = expectErr[*topic.KeyTooLongError](t, err, fmt.Sprintf("a key of %d four-byte characters", four+1))
+	if kt.Limit != 255 {
+		t.Errorf("KeyTooLongError %+v, want limit 255", kt)
+	}
 	tx := (*sql.Tx)(nil)
 	_, err = tp.PublishTx(ctx, tx, msg("bad\xffkey", `{}`))
 	ue := expectErr[*topic.InvalidUTF8Error](t, err, "an invalid UTF-8 key")
@@ -54,17 +64,22 @@ func testCaptureKeyRefusals(t T, env *Env) {
 	// of a refused publish was stored.
 	tp2, adv, _ := openCapture(t, env)
 	max255 := strings.Repeat("é", topic.MaxKeyLength)
-	pos, err := tp2.Publish(ctx, msg(max255, `{"n":1}`))
+	_, err = tp2.Publish(ctx, msg(max255, `{"n":1}`))
 	if err != nil {
 		t.Fatalf("Publish with a 255-character key: %v", err)
 	}
 	if _, err := tp2.Publish(ctx, msg("a", `{}`), msg(long, `{}`)); !errors.Is(err, topic.ErrInvalidMessage) {
 		t.Fatalf("publish with a 256-character key: %v", err)
 	}
-	advanceTopic(ctx, t, adv, tp2, pos[0])
+	most := strings.Repeat("😀", four)
+	pos2, err := tp2.Publish(ctx, msg(most, `{"n":2}`))
+	if err != nil {
+		t.Fatalf("Publish with a key of %d four-byte characters (what EngineFacts.TextUnit says the column holds): %v", four, err)
+	}
+	advanceTopic(ctx, t, adv, tp2, pos2[0])
 	got := readAllTopic(ctx, t, tp2, 0)
-	if len(got) != 1 || got[0].Key != max255 {
-		t.Fatalf("read %d records (first key %d characters); want the one 255-character key", len(got), len([]rune(keyOf(got))))
+	if len(got) != 2 || got[0].Key != max255 || got[1].Key != most {
+		t.Fatalf("read %d records (first key %d characters); want the 255-character key, then the %d four-byte one", len(got), len([]rune(keyOf(got))), four)
 	}
 }
 

@@ -27,6 +27,7 @@ func projectionTests() []Test {
 		{"projection/chained_downstream_converges_on_upstream", testProjectionChained},
 		{"projection/compaction_keeps_every_read_model", testProjectionCompaction},
 		{"projection/finder_range_reads_flat", testFinderRangeReadsFlat},
+		{"projection/text_field_sized_to_the_engine_unit", testProjectionTextSizedToUnit},
 	}
 }
 

@@ -1,7 +1,5 @@
 package dialect
 
-import "time"
-
 // Catalogue is everything the core needs to run on one database engine. It is
 // plain data (JSON-serialisable) so it crosses the plugin boundary unchanged.
 //
@@ -106,75 +104,6 @@ type KeyCollationCheck struct {
 type StatementLimit struct {
 	Setting string `json:"setting"` // e.g. "max_allowed_packet"
 	Query   string `json:"query"`   // one row, one integer column (bytes); no binds
-}
-
-// EngineFacts are properties of the engine, declared by the dialect, that the
-// core and the conformance suite read instead of guessing them from the
-// dialect's name or quote character. The suite checks every claim on the
-// real engine (time/*, querytable/*). The identifier limit is
-// Identity.MaxIdentifierLength.
-type EngineFacts struct {
-	// QueryTypes lists, per query-field kind, the type families (as
-	// schema.TypeFamily names them: "VARCHAR", "LARGE TEXT", "BIGINT",
-	// "DECIMAL", "DATE", "TIME", "TIMESTAMP", "DATETIME", "BOOLEAN", "BIT",
-	// "TINYINT", …) an existing query-table column may have for that kind.
-	// A kind left out accepts the standard's families (schema.StandardQueryTypes);
-	// MySQL, for instance, accepts TINYINT for BOOLEAN and refuses TIMESTAMP
-	// (it ends in 2038) for an instant.
-	QueryTypes map[QueryFieldKind][]string `json:"query_types,omitempty"`
-	// EventTimeDigits is how many fractional-second digits an event's
-	// occurred_at keeps as written by the core (6: microseconds, 7: SQL
-	// Server's DATETIME2, 9: SQLite's text). A time is cut to this many
-	// digits, never rounded up; 0 means not declared, which the suite
-	// reports as a failure of time/* (truncation must be declared).
-	EventTimeDigits int `json:"event_time_digits,omitempty"`
-	// InstantDigits is the same for a TEMPORAL_INSTANT query column of the
-	// type QueryColumns.Types declares. The core binds an instant cut to
-	// min(6, InstantDigits) digits, and an existing column must keep them.
-	InstantDigits int `json:"instant_digits,omitempty"`
-	// TimeDigits is the same for a TEMPORAL_TIME (time of day) column,
-	// where an engine's TIME may keep fewer digits than its TIMESTAMP (0 on
-	// an engine whose TIME has no fraction). nil: as InstantDigits. Declare
-	// it with Digits(n).
-	TimeDigits *int `json:"time_digits,omitempty"`
-	// MaxDecimalPrecision is the most digits a DECIMAL column of this
-	// engine holds exactly (65 on MySQL, 38 on SQL Server, 18 on Firebird 3;
-	// the core never asks for more than 38). A NUMBER_DECIMAL field wider
-	// than this is refused before any SQL. 0 means 38.
-	MaxDecimalPrecision int `json:"max_decimal_precision,omitempty"`
-	// NoIfNotExists is true when the engine has no IF NOT EXISTS for CREATE
-	// TABLE, INDEX or SEQUENCE and the scripts are written without it: the
-	// core then guards each such statement with the dialect's existence
-	// query (Introspection.TableExists, QueryColumns.IndexExists,
-	// Introspection.SequenceExists), so a script still runs twice safely.
-	NoIfNotExists bool `json:"no_if_not_exists,omitempty"`
-}
-
-// Digits is n as EngineFacts.TimeDigits declares it.
-func Digits(n int) *int { return &n }
-
-// TimeOfDayDigits is the fractional-second digits a TEMPORAL_TIME column
-// keeps: TimeDigits when declared, InstantDigits otherwise.
-func (f EngineFacts) TimeOfDayDigits() int {
-	if f.TimeDigits != nil {
-		return *f.TimeDigits
-	}
-	return f.InstantDigits
-}
-
-// CutEventTime is t in UTC cut (never rounded) to EventTimeDigits, the form
-// the core binds: an engine that rounds extra digits (H2, SQL Server,
-// MySQL 8) then stores exactly the declared cut. Undeclared (0) leaves t whole.
-func (f EngineFacts) CutEventTime(t time.Time) time.Time {
-	t = t.UTC()
-	if f.EventTimeDigits <= 0 || f.EventTimeDigits >= 9 {
-		return t
-	}
-	d := time.Duration(1)
-	for i := f.EventTimeDigits; i < 9; i++ {
-		d *= 10
-	}
-	return t.Truncate(d)
 }
 
 // Naming is how the engine compares the names of schema objects. Identity's

@@ -124,6 +124,14 @@ func (v *validator) identity() {
 		v.add("schema_lock", "", "acquire and release go together")
 	}
 	v.conflictRead()
+	switch v.c.Facts.TextUnit {
+	case TextCharacters, TextUTF16, TextBytes:
+	default:
+		v.add("facts", "text_unit", "unknown unit %q (want %q, %q or none for characters)", v.c.Facts.TextUnit, TextUTF16, TextBytes)
+	}
+	if n := v.c.Facts.AggregateIDLength; n != 0 && n < 255 {
+		v.add("facts", "aggregate_id_length", "%d is under the spec's 255", n)
+	}
 	if d := v.c.Facts.TimeDigits; d != nil && (*d < 0 || *d > 9) {
 		v.add("facts", "time_digits", "%d is out of range (0–9)", *d)
 	}

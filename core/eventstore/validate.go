@@ -26,6 +26,9 @@ func (s *Store) checkStreams(streams []Stream) error {
 			if err := checkEvent(i, ev); err != nil {
 				return err
 			}
+			if n, ok := s.e.Cat.Facts.TextFits(ev.Type, 255); !ok {
+				return s.tooLong(fmt.Sprintf("event %d type", i), n, 255)
+			}
 			if ev.ID != "" {
 				if _, err := uuid.Parse(ev.ID); err != nil {
 					return &InvalidEventError{Field: fmt.Sprintf("event %d id", i), Reason: "is not a UUID"}
@@ -41,12 +44,27 @@ func (s *Store) checkStreams(streams []Stream) error {
 	return nil
 }
 
+// tooLong refuses a key of at most 255 characters that the engine's column
+// cannot hold in the unit its VARCHAR counts (EngineFacts.TextUnit).
+func (s *Store) tooLong(field string, units, length int) error {
+	return &InvalidEventError{Field: field, Reason: fmt.Sprintf("is %d %s long; %s's column holds %d", units,
+		s.e.Cat.Facts.TextUnit.Name(), s.e.Cat.Identity.Name, length)}
+}
+
 // checkKey is checkKey plus what the engine cannot keep apart: where it
 // compares keys ignoring trailing spaces, a key ending in one is refused
 // (it would be the same stream as the key without it).
 func (s *Store) checkKey(field, v string) error {
 	if err := checkKey(field, v, false); err != nil {
 		return err
+	}
+	f := s.e.Cat.Facts
+	if field == "aggregate id" {
+		if n, length, ok := f.AggregateIDFits(v); !ok {
+			return s.tooLong(field, n, length)
+		}
+	} else if n, ok := f.TextFits(v, 255); !ok {
+		return s.tooLong(field, n, 255)
 	}
 	if s.e.Cat.KeysIgnoreTrailingSpaces && strings.HasSuffix(v, " ") {
 		return &InvalidEventError{Field: field, Reason: fmt.Sprintf("%q ends with a space, which %s ignores when it compares keys", v, s.e.Cat.Identity.Name)}

@@ -223,26 +223,37 @@ func TemporalValue(k Kind, t time.Time) any {
 	return t
 }
 
-// temporalCut cuts a bound TIME or instant to the fractional-second
-// digits the engine keeps (EngineFacts), the way event times are cut: an
-// engine that rounds, or keeps fewer digits in TIME than in TIMESTAMP,
-// then stores exactly what was bound, and a finder's value matches it.
-type temporalCut struct{ time, instant int }
-
-func temporalCutOf(cat *dialect.Catalogue) temporalCut {
-	return temporalCut{time: schema.RequiredTimeDigits(cat), instant: schema.RequiredInstantDigits(cat)}
+// columnRules are the engine's facts a bound value follows: a TIME or
+// instant cut to the fractional-second digits the engine keeps, the way
+// event times are cut (an engine that rounds, or keeps fewer digits in TIME
+// than in TIMESTAMP, then stores exactly what was bound, and a finder's
+// value matches it); a text checked in the unit the engine's VARCHAR counts.
+type columnRules struct {
+	time, instant int
+	facts         dialect.EngineFacts
 }
 
-// apply cuts v, a value nativeOf returned for a column of kind k.
-func (c temporalCut) apply(k Kind, v any) any {
-	switch k {
+func columnRulesOf(cat *dialect.Catalogue) columnRules {
+	return columnRules{time: schema.RequiredTimeDigits(cat), instant: schema.RequiredInstantDigits(cat), facts: cat.Facts}
+}
+
+// apply brings v, a value nativeOf returned for column d, to what the
+// engine's column holds, or refuses it.
+func (c columnRules) apply(d schema.QueryField, v any) (any, error) {
+	switch d.Kind {
+	case Text:
+		if s, ok := v.(string); ok {
+			if n, fits := c.facts.TextFits(s, 255); !fits {
+				return nil, &ValueError{Column: d.Column, Value: v, Reason: fmt.Sprintf("%d %s, the column holds 255", n, c.facts.TextUnit.Name())}
+			}
+		}
 	case Time:
 		// nativeOf's form: 15:04:05.000000.
 		if s, ok := v.(string); ok && len(s) == len("15:04:05.000000") {
 			if c.time == 0 {
-				return s[:len("15:04:05")]
+				return s[:len("15:04:05")], nil
 			}
-			return s[:len("15:04:05.")+c.time]
+			return s[:len("15:04:05.")+c.time], nil
 		}
 	case Instant:
 		if t, ok := v.(time.Time); ok {
@@ -250,10 +261,10 @@ func (c temporalCut) apply(k Kind, v any) any {
 			for i := c.instant; i < 9; i++ {
 				d *= 10
 			}
-			return t.Truncate(d)
+			return t.Truncate(d), nil
 		}
 	}
-	return v
+	return v, nil
 }
 
 func textOf(rv reflect.Value) string {

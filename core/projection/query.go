@@ -284,7 +284,7 @@ func (s *Store[S]) bindValue(f *field[S], v any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.cut.apply(f.decl.Kind, v), nil
+	return s.rules.apply(f.decl, v)
 }
 
 func (s *Store[S]) fieldOf(column string) (*field[S], error) {

@@ -25,7 +25,7 @@ type Store[S any] struct {
 	log   stateLog
 	topic *topic.ReadModelTopic
 	stmts statements
-	cut   temporalCut
+	rules columnRules
 
 	// The rebuild: the shadow table, its statements and the switch's; the
 	// consumer (its id: "" on a read-only engine that found none) and
@@ -87,7 +87,7 @@ func open[S any](ctx context.Context, e *engine.Engine, p *Projection[S]) (*Stor
 	if err != nil {
 		return nil, err
 	}
-	s := &Store[S]{p: p, e: e, table: qt.Table, log: l, topic: l.t, cut: temporalCutOf(e.Cat)}
+	s := &Store[S]{p: p, e: e, table: qt.Table, log: l, topic: l.t, rules: columnRulesOf(e.Cat)}
 	if s.stmts, err = compileStatements(e, qt.Table, p.fields); err != nil {
 		return nil, err
 	}
@@ -265,11 +265,11 @@ func (s *Store[S]) writeErr(key string, err error) error {
 }
 
 // columnValue is what f's column holds for state: the field's value
-// converted to its kind and cut to the digits the engine keeps.
+// converted to its kind and brought to the engine's rules (columnRules).
 func (s *Store[S]) columnValue(f *field[S], state *S) (any, error) {
 	v, err := f.conv(f.get(state))
 	if err != nil {
 		return nil, err
 	}
-	return s.cut.apply(f.decl.Kind, v), nil
+	return s.rules.apply(f.decl, v)
 }

@@ -26,15 +26,23 @@ func (e *InvalidMessageError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalidMessage) hold.
 func (e *InvalidMessageError) Unwrap() error { return ErrInvalidMessage }
 
-// KeyTooLongError is a message key over MaxKeyLength characters.
+// KeyTooLongError is a message key over MaxKeyLength characters, or over
+// what the engine's key column holds in the unit its VARCHAR counts.
 type KeyTooLongError struct {
 	Index  int
-	Length int // characters (runes)
+	Length int // in Unit
 	Limit  int
+	// Unit is what Length and Limit count: "characters", or the engine's
+	// unit (dialect.TextUnit.Name) when the key fits in characters only.
+	Unit string
 }
 
 func (e *KeyTooLongError) Error() string {
-	return fmt.Sprintf("message %d: key is %d characters long, the limit is %d", e.Index, e.Length, e.Limit)
+	unit := e.Unit
+	if unit == "" {
+		unit = "characters"
+	}
+	return fmt.Sprintf("message %d: key is %d %s long, the limit is %d", e.Index, e.Length, unit, e.Limit)
 }
 
 // Unwrap makes errors.Is(err, ErrInvalidMessage) hold.

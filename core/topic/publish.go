@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/log"
 	"github.com/tidemarkdb/tidemark/internal/jsonvalid"
@@ -95,6 +96,9 @@ func (t *Topic) check(msgs []Message) ([]row, error) {
 		if err := checkMessage(i, m); err != nil {
 			return nil, err
 		}
+		if err := fitsColumns(t.e.Cat.Facts, i, m.Key, m.Type); err != nil {
+			return nil, err
+		}
 		id := m.ID
 		if id == "" {
 			u, err := uuid.NewV7()
@@ -158,6 +162,19 @@ func checkDocuments(i int, payload, metadata []byte) error {
 		if !jsonvalid.Valid(f.b) {
 			return &InvalidMessageError{Index: i, Field: f.name, Reason: "is not a JSON document"}
 		}
+	}
+	return nil
+}
+
+// fitsColumns refuses a key or type of at most MaxKeyLength characters that
+// the engine's VARCHAR(255) cannot hold in the unit it counts
+// (EngineFacts.TextUnit). A string of at most 255 bytes costs a comparison.
+func fitsColumns(f dialect.EngineFacts, i int, key, typ string) error {
+	if n, ok := f.TextFits(key, MaxKeyLength); !ok {
+		return &KeyTooLongError{Index: i, Length: n, Limit: MaxKeyLength, Unit: f.TextUnit.Name()}
+	}
+	if n, ok := f.TextFits(typ, MaxKeyLength); !ok {
+		return &InvalidMessageError{Index: i, Field: "type", Reason: fmt.Sprintf("is %d %s long, the column holds %d", n, f.TextUnit.Name(), MaxKeyLength)}
 	}
 	return nil
 }

@@ -98,6 +98,9 @@ func (t *ReadModelTopic) checkMessage(i int, m ReadModelMessage) error {
 	if err := checkKey(i, "type", m.Type); err != nil {
 		return err
 	}
+	if err := fitsColumns(t.e.Cat.Facts, i, m.Key, m.Type); err != nil {
+		return err
+	}
 	if m.CascadeDepth < 1 {
 		return &InvalidMessageError{Index: i, Field: "cascade depth", Reason: fmt.Sprintf("is %d, the least is 1", m.CascadeDepth)}
 	}

@@ -94,7 +94,9 @@ ORDER BY INDEX_NAME, ORDINAL_POSITION`
 	// (event times and query instants are cut there, which time/* checks),
 	// DECIMAL goes to 100000 digits (the suite's query table then uses the
 	// widest the core asks for, 38).
-	c.Facts = dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 100000}
+	// VARCHAR counts UTF-16 code units; H2's scripts widen aggregate_id to 510.
+	c.Facts = dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 100000,
+		TextUnit: dialect.TextUTF16, AggregateIDLength: 510}
 
 	// 8. The saga tables' TIMESTAMP columns must hold UTC whatever the
 	// session's time zone (saga/deadline_due_across_session_time_zones):

@@ -96,7 +96,11 @@ func Catalogue() dialect.Catalogue {
 	c.Identity.MaxIdentifierLength = 256
 	c.Identity.StatementTerminator = ";" // no statement has a procedural body
 	// TIMESTAMP keeps 6 digits by default; DECIMAL goes to 100000 digits.
-	c.Facts = dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 100000}
+	// VARCHAR counts UTF-16 code units (Java strings): aggregate_id is
+	// VARCHAR(510) so 255 characters fit; other VARCHAR(255) columns hold
+	// 127 characters beyond U+FFFF, and the core refuses more before SQL.
+	c.Facts = dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 100000,
+		TextUnit: dialect.TextUTF16, AggregateIDLength: 510}
 
 	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl())
 	c.Statements = statements()

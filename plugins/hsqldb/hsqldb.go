@@ -90,7 +90,11 @@ func Catalogue() dialect.Catalogue {
 	c.Identity.StatementTerminator = ";" // no statement has a procedural body
 	// TIMESTAMP keeps 6 digits by default; 38 decimal digits are the
 	// most the core asks for (HSQLDB holds more).
-	c.Facts = dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 38}
+	// VARCHAR counts UTF-16 code units (Java strings): aggregate_id is
+	// VARCHAR(510) so 255 characters fit; other VARCHAR(255) columns hold
+	// 127 characters beyond U+FFFF, and the core refuses more before SQL.
+	c.Facts = dialect.EngineFacts{EventTimeDigits: 6, InstantDigits: 6, MaxDecimalPrecision: 38,
+		TextUnit: dialect.TextUTF16, AggregateIDLength: 510}
 
 	c.Scripts = dialect.Scripts(dialect.ObjectTable, ddl())
 	c.Statements = statements()

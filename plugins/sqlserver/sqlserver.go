@@ -125,7 +125,11 @@ func Catalogue() dialect.Catalogue {
 	c.Naming.ReservedWords = reservedWords
 	// occurred_at is DATETIME2 (7 digits, 100 ns); instant columns are
 	// DATETIME2(6); DECIMAL goes to 38 digits.
-	c.Facts = dialect.EngineFacts{EventTimeDigits: 7, InstantDigits: 6, MaxDecimalPrecision: 38}
+	// NVARCHAR counts UTF-16 code units: aggregate_id is NVARCHAR(510) so
+	// 255 characters fit; the other key columns hold 127 characters beyond
+	// U+FFFF, and the core refuses more before SQL.
+	c.Facts = dialect.EngineFacts{EventTimeDigits: 7, InstantDigits: 6, MaxDecimalPrecision: 38,
+		TextUnit: dialect.TextUTF16, AggregateIDLength: 510}
 	return c
 }
 
