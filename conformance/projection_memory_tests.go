@@ -247,6 +247,7 @@ func (r *projRig) checkNodes(ctx context.Context, t T, nodes []*liveWorker, log 
 		if err := json.Unmarshal([]byte(line[len("state "):]), &st); err != nil {
 			t.Fatalf("node %d's state: %v", i+1, err)
 		}
+		t.Logf("node %d %s: synced at position %d with %d read models", i+1, when, st.Position, len(st.Models))
 		if got := canonical(t, st.Models); got != wantText {
 			t.Errorf("node %d %s: read models %s, want (as stored) %s", i+1, when, got, wantText)
 		}
