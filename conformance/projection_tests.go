@@ -28,6 +28,9 @@ func projectionTests() []Test {
 		{"projection/compaction_keeps_every_read_model", testProjectionCompaction},
 		{"projection/finder_range_reads_flat", testFinderRangeReadsFlat},
 		{"projection/text_field_sized_to_the_engine_unit", testProjectionTextSizedToUnit},
+		{"projection/in_memory_every_node_builds", testProjectionMemoryEveryNode},
+		{"projection/in_memory_writes_nothing", testProjectionMemoryWritesNothing},
+		{"projection/in_memory_refuses_chained_before_any_sql", testProjectionMemoryRefusesChained},
 	}
 }
 
@@ -64,6 +67,13 @@ func addDecimal(a, b string) string {
 // accountProjection declares the suite's projection; its decimal's
 // precision is the fixture table's on this engine.
 func accountProjection(env *Env) *projection.Projection[projAccount] {
+	dec := env.Features.fixtureQueryTable().Fields[1]
+	return accountProjectionDigits(dec.Precision, dec.Scale)
+}
+
+// accountProjectionDigits is accountProjection with its decimal's digits
+// given (a worker process has no Env).
+func accountProjectionDigits(precision, scale int) *projection.Projection[projAccount] {
 	p := projection.New("account-summary", func(string) projAccount { return projAccount{Balance: "0"} })
 	projection.On(p, func(e projOpened, s *projAccount) error {
 		if e.IBAN != "" {
@@ -78,9 +88,8 @@ func accountProjection(env *Env) *projection.Projection[projAccount] {
 		return nil
 	})
 	projection.On(p, func(projClosed, *projAccount) error { return projection.Delete })
-	dec := env.Features.fixtureQueryTable().Fields[1]
 	projection.Field(p, "iban", projection.Text, func(s *projAccount) *string { return s.IBAN }, projection.Unique())
-	projection.Field(p, "balance", projection.Decimal, func(s *projAccount) string { return s.Balance }, projection.Digits(dec.Precision, dec.Scale))
+	projection.Field(p, "balance", projection.Decimal, func(s *projAccount) string { return s.Balance }, projection.Digits(precision, scale))
 	projection.Field(p, "opened_on", projection.Date, openedAt)
 	projection.Field(p, "opened_at", projection.Instant, openedAt)
 	projection.Field(p, "active", projection.Boolean, func(s *projAccount) bool { return s.Active })

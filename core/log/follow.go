@@ -36,6 +36,12 @@ type FollowOptions struct {
 	// error: where a caller logs or counts them (Follow retries without
 	// limit; a caller wanting one cancels ctx).
 	OnRetry func(failures int, err error)
+	// Passed, when set, is called each time a read reaches the mark (a
+	// page shorter than PageSize), with the position Follow has then
+	// passed: fn has seen every record at or below it. It moves past
+	// positions that hold no record (abandoned, or another partition's),
+	// which fn never sees: what a caller waiting for a position needs.
+	Passed func(position int64)
 }
 
 func (o FollowOptions) withDefaults() FollowOptions {
@@ -98,6 +104,9 @@ func Follow[R any](ctx context.Context, src Source[R], partition int, after int6
 			failures = 0
 			if n < opts.PageSize {
 				after = max(after, mark)
+				if opts.Passed != nil {
+					opts.Passed(after)
+				}
 				break
 			}
 		}

@@ -29,13 +29,45 @@ func (s *Store[S]) Handler() consumer.Handler[eventstore.Recorded] {
 			return errNotTransactional
 		}
 		rec := m.Value
-		l, ok := s.p.listeners[rec.Type]
+		key, run, ok := s.p.eventListener(rec)
 		if !ok {
 			return nil
 		}
-		run := func(st *S) error { return l(rec, s.p.codec, st) }
-		return s.apply(ctx, tx, m.Epoch, s.p.key(rec.AggregateID), run, rec.Metadata, 1)
+		return s.apply(ctx, tx, m.Epoch, key, run, rec.Metadata, 1)
 	}
+}
+
+// eventListener is the run of rec's listener on a read model and the key
+// of the read model it updates; ok is false when p declares no listener
+// for rec's type (the event is passed over). A Store's apply and a
+// Memory's share it.
+func (p *Projection[S]) eventListener(rec eventstore.Recorded) (key string, run func(*S) error, ok bool) {
+	l, ok := p.listeners[rec.Type]
+	if !ok {
+		return "", nil, false
+	}
+	return p.key(rec.AggregateID), func(st *S) error { return l(rec, p.codec, st) }, true
+}
+
+// runOn runs a listener on state: deleted when it returned Delete, else
+// its error as it returned it.
+func runOn[S any](run func(*S) error, state *S) (deleted bool, err error) {
+	err = run(state)
+	if errors.Is(err, Delete) {
+		return true, nil
+	}
+	return false, err
+}
+
+// decodeState is key's read model from its stored state: init's read
+// model with payload decoded over it (a field the document lacks keeps
+// its init value).
+func (p *Projection[S]) decodeState(key string, payload []byte) (S, error) {
+	state := p.init(key)
+	if err := p.codec.Unmarshal(payload, &state); err != nil {
+		return state, fmt.Errorf("projection %q: read model %q does not decode: %w", p.name, key, err)
+	}
+	return state, nil
 }
 
 // ReadModelHandler applies one message of an upstream projection's
@@ -68,9 +100,8 @@ func (s *Store[S]) apply(ctx context.Context, tx *sql.Tx, epoch int64, key strin
 		return err
 	}
 	state := cur.state
-	err = run(&state)
-	deleted := errors.Is(err, Delete)
-	if err != nil && !deleted {
+	deleted, err := runOn(run, &state)
+	if err != nil {
 		return err
 	}
 	if deleted && cur.messageID == "" {

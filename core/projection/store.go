@@ -162,8 +162,8 @@ func (s *Store[S]) load(ctx context.Context, q engine.Querier, st *statements, k
 	if !payload.Valid {
 		return cur, nil
 	}
-	if err := s.p.codec.Unmarshal([]byte(payload.String), &cur.state); err != nil {
-		return cur, fmt.Errorf("projection %q: read model %q does not decode: %w", s.p.name, key, err)
+	if cur.state, err = s.p.decodeState(key, []byte(payload.String)); err != nil {
+		return cur, err
 	}
 	cur.found = true
 	return cur, nil

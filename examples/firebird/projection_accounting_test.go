@@ -24,5 +24,8 @@ func init() {
 		"projection/rebuild_missing_history_halts",
 		"projection/rebuild_shadow_only_where_engine_creates_tables",
 		"projection/rebuild_begun_again_supersedes_the_first",
+		"projection/in_memory_every_node_builds",
+		"projection/in_memory_writes_nothing",
+		"projection/in_memory_refuses_chained_before_any_sql",
 	)
 }
