@@ -1,6 +1,8 @@
 package h2
 
 import (
+	"strings"
+
 	"maps"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
@@ -28,10 +30,25 @@ func statements() map[dialect.StatementID]string {
 	delete(st, dialect.PositionAllocated)
 	st[dialect.RMTopicAllocate] = `SELECT val FROM FINAL TABLE (UPDATE ${read_model_capture_positions_table} SET val = val + #{count} WHERE topic = #{topic})`
 	delete(st, dialect.RMTopicAllocated)
-	// H2 cannot read the last index entry under an id: ANSI's per-id MAX
-	// scans the id's range twice per branch (3.2 million rows read for 16
-	// binds of one 100,000-event stream), a top-1 ORDER BY … DESC once
-	// (1.6 million). The IN list reads each id's rows once.
-	st[dialect.StreamVersions] = dialect.StreamVersionsGroupBy()
+	// H2 reads an index forwards only: ANSI's per-id MAX, or a top-1
+	// ORDER BY sequence_no DESC, scans the id's range of the unique index.
+	// Ordered by aggregate_id, sequence_no DESC, each read is the first
+	// entry of idx_<table>_last (eventStoreLastIndex) under the id: one
+	// row read per stream, whatever its length.
+	st[dialect.StreamVersion] = `SELECT sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} ` +
+		`ORDER BY aggregate_id, sequence_no DESC FETCH FIRST 1 ROW ONLY`
+	st[dialect.StreamVersions] = streamVersionsLast()
 	return st
+}
+
+// streamVersionsLast is event.stream_versions as one top-1 read of
+// idx_<table>_last per bind. UNION, not UNION ALL: the ids the core repeats
+// to fill the binds give one row.
+func streamVersionsLast() string {
+	branches := make([]string, len(dialect.StreamVersionsBinds))
+	for i, b := range dialect.StreamVersionsBinds {
+		branches[i] = `(SELECT aggregate_id, sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{` + b +
+			`} ORDER BY aggregate_id, sequence_no DESC FETCH FIRST 1 ROW ONLY)`
+	}
+	return strings.Join(branches, ` UNION `)
 }

@@ -26,3 +26,8 @@ CREATE INDEX IF NOT EXISTS idx_account_event_global
 
 CREATE INDEX IF NOT EXISTS idx_account_event_partition
     ON account_event (partition_key, global_position);
+
+-- Deviation (docs/spec-deviations.md): H2 reads indexes forwards only; this
+-- index makes a stream's last event its first entry (the version reads).
+CREATE INDEX IF NOT EXISTS idx_account_event_last
+    ON account_event (aggregate_id, sequence_no DESC);
