@@ -407,32 +407,26 @@ func streamVersionsUnion() string {
 	return strings.Join(branches, ` UNION `)
 }
 
-// StreamVersionsGroupBy is StreamVersions as one IN list under GROUP BY,
-// joined back to each id's top row: it reads every row of every stream
-// asked, but each id once, for an engine that cannot read an index's last
-// entry under an id (H2 reads a per-id MAX, or a top-1 ORDER BY … DESC,
-// by scanning the id's range, once per branch).
-func StreamVersionsGroupBy() string {
-	list := make([]string, len(StreamVersionsBinds))
-	for i, b := range StreamVersionsBinds {
-		list[i] = "#{" + b + "}"
-	}
-	return `SELECT x.aggregate_id, x.sequence_no, x.aggregate_type FROM ${event_store_table} x JOIN ` +
-		`(SELECT aggregate_id, MAX(sequence_no) AS top FROM ${event_store_table} WHERE aggregate_id IN (` + strings.Join(list, ", ") + `) GROUP BY aggregate_id) m ` +
-		`ON x.aggregate_id = m.aggregate_id AND x.sequence_no = m.top`
-}
-
 // StreamVersionsTopRows is StreamVersions as one parenthesised top-1 read
-// per bind (ORDER BY sequence_no DESC FETCH FIRST 1 ROW ONLY), for an
-// engine that plans it as a backward probe of the unique (aggregate_id,
-// sequence_no) index and ANSI's form otherwise (HSQLDB scans the table
-// for an IN list under GROUP BY). UNION, not UNION ALL: the ids the core
-// repeats to fill the binds give one row.
-func StreamVersionsTopRows() string {
+// per bind, ordered by orderBy (FETCH FIRST 1 ROW ONLY): for an engine that
+// reads the last index entry under an id only in a given order (HSQLDB
+// reads the unique (aggregate_id, sequence_no) index backwards for
+// "aggregate_id DESC, sequence_no DESC"; H2 reads a descending index
+// forwards for "aggregate_id, sequence_no DESC"), where ANSI's per-id MAX
+// scans the id's range. UNION, not UNION ALL: the ids the core repeats to
+// fill the binds give one row.
+func StreamVersionsTopRows(orderBy string) string {
 	branches := make([]string, len(StreamVersionsBinds))
 	for i, b := range StreamVersionsBinds {
 		branches[i] = `(SELECT aggregate_id, sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{` + b +
-			`} ORDER BY sequence_no DESC FETCH FIRST 1 ROW ONLY)`
+			`} ORDER BY ` + orderBy + ` FETCH FIRST 1 ROW ONLY)`
 	}
 	return strings.Join(branches, ` UNION `)
+}
+
+// StreamVersionTopRow is StreamVersion ordered by orderBy (see
+// StreamVersionsTopRows).
+func StreamVersionTopRow(orderBy string) string {
+	return `SELECT sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} ORDER BY ` +
+		orderBy + ` FETCH FIRST 1 ROW ONLY`
 }

@@ -1,8 +1,6 @@
 package h2
 
 import (
-	"strings"
-
 	"maps"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
@@ -35,20 +33,10 @@ func statements() map[dialect.StatementID]string {
 	// Ordered by aggregate_id, sequence_no DESC, each read is the first
 	// entry of idx_<table>_last (eventStoreLastIndex) under the id: one
 	// row read per stream, whatever its length.
-	st[dialect.StreamVersion] = `SELECT sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{aggregate_id} ` +
-		`ORDER BY aggregate_id, sequence_no DESC FETCH FIRST 1 ROW ONLY`
-	st[dialect.StreamVersions] = streamVersionsLast()
+	st[dialect.StreamVersion] = dialect.StreamVersionTopRow(lastFirst)
+	st[dialect.StreamVersions] = dialect.StreamVersionsTopRows(lastFirst)
 	return st
 }
 
-// streamVersionsLast is event.stream_versions as one top-1 read of
-// idx_<table>_last per bind. UNION, not UNION ALL: the ids the core repeats
-// to fill the binds give one row.
-func streamVersionsLast() string {
-	branches := make([]string, len(dialect.StreamVersionsBinds))
-	for i, b := range dialect.StreamVersionsBinds {
-		branches[i] = `(SELECT aggregate_id, sequence_no, aggregate_type FROM ${event_store_table} WHERE aggregate_id = #{` + b +
-			`} ORDER BY aggregate_id, sequence_no DESC FETCH FIRST 1 ROW ONLY)`
-	}
-	return strings.Join(branches, ` UNION `)
-}
+// lastFirst orders a stream's events as idx_<table>_last holds them.
+const lastFirst = "aggregate_id, sequence_no DESC"

@@ -28,10 +28,16 @@ func statements() map[dialect.StatementID]string {
 		`WHERE consumer_type = #{consumer_type} AND consumer_name = #{consumer_name} AND partition_no = #{partition_no}`
 	st[dialect.LeaseFence] = strings.TrimSuffix(st[dialect.LeaseFence], ` FOR UPDATE`)
 	// Each stream's top row through the unique (aggregate_id, sequence_no)
-	// index, one UNION branch per id. HSQLDB runs an IN list under GROUP BY
-	// as a scan of the whole table: measured through the bridge, 11 ms per
-	// call at 10,000 stored events and 30 ms at 30,000 (growing with the
-	// table), against 2.3 and 1.3 ms for this form.
-	st[dialect.StreamVersions] = dialect.StreamVersionsTopRows()
+	// index, one UNION branch per id (an IN list under GROUP BY scans the
+	// whole table). HSQLDB reads the index backwards when every ORDER BY
+	// column is DESC: one entry per stream; ORDER BY sequence_no DESC alone,
+	// or a per-id MAX, scans the stream's range (measured in-process on
+	// 100,000 events: 54 ms and 11 ms per read, against 0.005 ms).
+	st[dialect.StreamVersion] = dialect.StreamVersionTopRow(backwards)
+	st[dialect.StreamVersions] = dialect.StreamVersionsTopRows(backwards)
 	return st
 }
+
+// backwards orders a stream's events last first, as HSQLDB reads the
+// unique index backwards.
+const backwards = "aggregate_id DESC, sequence_no DESC"
