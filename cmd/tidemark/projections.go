@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -84,6 +85,8 @@ func projectionsStatusCmd() *cobra.Command {
 
 func projectionsRebuildCmd() *cobra.Command {
 	var table string
+	var wait bool
+	var poll time.Duration
 	cmd := projectionCmd("rebuild <name>", "Begin a rebuild without downtime: the running instances replay into a shadow and switch once caught up", engine.Config{Existing: true},
 		func(ctx context.Context, op *consumer.Operator, prefix string, out io.Writer, asJSON bool, name string) error {
 			e := op.Engine()
@@ -96,14 +99,52 @@ func projectionsRebuildCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if !asJSON {
+				if _, err := fmt.Fprintf(out, "rebuild projection/%s: %s; readers keep the current read models until the switch\n", name, replayText(rp)); err != nil {
+					return err
+				}
+			}
+			if wait {
+				if rp, err = awaitSwitch(ctx, op, name, rp.Epoch, poll); err != nil {
+					return err
+				}
+				if !asJSON {
+					_, err = fmt.Fprintf(out, "switched projection/%s: readers see the rebuilt read models (epoch %d)\n", name, rp.Epoch)
+					return err
+				}
+			}
 			if asJSON {
 				return printJSON(out, rp)
 			}
-			_, err = fmt.Fprintf(out, "rebuild projection/%s: %s; readers keep the current read models until the switch\n", name, replayText(rp))
-			return err
+			return nil
 		})
 	cmd.Flags().StringVar(&table, "table", "", "the projection's query table when it is not the default name (WithTable)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until the projection's running instances have replayed and switched (Ctrl-C stops waiting, not the rebuild)")
+	cmd.Flags().DurationVar(&poll, "poll", 500*time.Millisecond, "with --wait, how often the rebuild's progress is read")
 	return cmd
+}
+
+// awaitSwitch reads projection name's rebuild until the replay of epoch
+// (or a later one) has switched. A consumer that halts meanwhile ends the
+// wait with its reason: its instances apply nothing until it resumes.
+func awaitSwitch(ctx context.Context, op *consumer.Operator, name string, epoch int64, poll time.Duration) (consumer.Replay, error) {
+	for {
+		st, err := projection.StatusOf(ctx, op, name)
+		if err != nil {
+			return consumer.Replay{}, err
+		}
+		if st.Replay.Epoch >= epoch && !st.Replay.Replaying {
+			return st.Replay, nil
+		}
+		if st.Consumer.State == consumer.Halted {
+			return st.Replay, fmt.Errorf("projection %q halted (%s) during its rebuild: resume it to finish the replay", name, st.Consumer.HaltReason)
+		}
+		select {
+		case <-ctx.Done():
+			return st.Replay, fmt.Errorf("projection %q: stopped waiting for the rebuild of epoch %d (it goes on): %w", name, epoch, ctx.Err())
+		case <-time.After(poll):
+		}
+	}
 }
 
 func projectionsAcceptCmd() *cobra.Command {

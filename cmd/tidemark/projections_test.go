@@ -5,10 +5,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidemarkdb/tidemark/conformance/harness"
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/projection"
 	"github.com/tidemarkdb/tidemark/core/schema"
 )
@@ -85,5 +87,45 @@ func TestProjectionsCommands(t *testing.T) {
 	}
 	if out, err := cli("status", "account-summary", "--json"); err != nil || !strings.Contains(out, `"replaying": true`) {
 		t.Errorf("status --json during the rebuild: %v %q", err, out)
+	}
+
+	// --wait returns once the projection's runner has replayed and switched.
+	waited := make(chan string, 1)
+	go func() {
+		out, err := cli("rebuild", "account-summary", "--wait", "--poll", "10ms")
+		if err != nil {
+			out = "error: " + err.Error()
+		}
+		waited <- out
+	}()
+	opts, err := st.Options(consumer.EventStore(eventstore.New(e2, nil), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Most of the 16 partitions hold no event: the replay's catch-up must
+	// not wait for the interval at which empty stretches are saved.
+	opts.EmptySaveInterval = time.Hour
+	runner, err := consumer.NewRunner(ctx, consumer.NewRegistry(e2, nil), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for polls := 0; ; polls++ {
+		if polls == 500 { // a bound against hanging: the switch takes a few polls
+			t.Fatalf("rebuild --wait still waiting after %d polls of the projection's runner", polls)
+		}
+		select {
+		case out := <-waited:
+			if !strings.Contains(out, "switched projection/account-summary") {
+				t.Fatalf("rebuild --wait: %q", out)
+			}
+			if rp, err := reg.ReplayOf(ctx, f.e.DB, f.id); err != nil || rp.Replaying || rp.Epoch < 2 {
+				t.Errorf("after rebuild --wait the replay is %+v (%v), want switched at epoch 2 or later", rp, err)
+			}
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+		if _, err := runner.Poll(ctx); err != nil {
+			t.Fatalf("the projection's runner: %v", err)
+		}
 	}
 }

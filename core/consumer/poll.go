@@ -197,11 +197,18 @@ func (r *Runner) load(ctx context.Context, epoch int64) error {
 	if err != nil {
 		return err
 	}
+	rp, err := r.reg.ReplayOf(ctx, r.reg.e.DB, r.c.ID)
+	if err != nil {
+		return err
+	}
 	now := r.opts.Now()
 	parts := map[partKey]*partState{}
 	for _, cp := range cps {
 		k := partKey{cp.Source, cp.Partition}
 		parts[k] = &partState{saved: cp.Position, read: max(cp.Position, marks[k]), lastSave: now}
+		if rp.Replaying && rp.Epoch == epoch {
+			parts[k].through = rp.Through[cp.Source]
+		}
 	}
 	for _, s := range r.sources {
 		for p := range s.Partitions() {

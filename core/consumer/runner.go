@@ -113,6 +113,11 @@ type partState struct {
 	dirty    bool          // applied since the last save (written at once)
 	started  int64         // the highest position whose apply began
 	lastSave time.Time
+	// through is the source's replay_through while a rebuild replays (0
+	// otherwise): below it, empty stretches are saved at once, so the
+	// replay's catch-up (and its switch) does not wait for
+	// EmptySaveInterval on partitions with nothing to apply.
+	through int64
 }
 
 // contiguous is the highest position every apply up to which completed.

@@ -8,8 +8,9 @@ import (
 
 // save writes every partition's contiguous position that is ahead of its
 // checkpoint: at once after applies, over empty stretches at most once per
-// EmptySaveInterval of the application clock, or now when all is set (a
-// graceful stop).
+// EmptySaveInterval of the application clock (at once while a rebuild's
+// replay has not reached the partition's replay_through), or now when all
+// is set (a graceful stop).
 func (r *Runner) save(ctx context.Context, ps *pollState, all bool) error {
 	now := r.opts.Now()
 	r.mu.Lock()
@@ -21,7 +22,8 @@ func (r *Runner) save(ctx context.Context, ps *pollState, all bool) error {
 	for k, st := range r.parts {
 		c := st.contiguous()
 		gen, mine := ps.leased(k.partition)
-		if !mine || c <= st.saved || (!st.dirty && !all && now.Sub(st.lastSave) < r.opts.EmptySaveInterval) {
+		replaying := st.saved < st.through
+		if !mine || c <= st.saved || (!st.dirty && !all && !replaying && now.Sub(st.lastSave) < r.opts.EmptySaveInterval) {
 			continue
 		}
 		writes = append(writes, write{k, c, gen})
