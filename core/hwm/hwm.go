@@ -113,8 +113,10 @@ type Advancer struct {
 	nudge   chan struct{}
 	lastErr error
 
-	// The rest is touched by the cycling goroutine only (Cycle is not
-	// called concurrently).
+	// cycling makes cycles one at a time: Cycle may be called beside Run
+	// (a test's or an operator's forced cycle), and the rest is touched by
+	// the goroutine holding it only.
+	cycling sync.Mutex
 	//
 	// While this advancer holds the lease, nobody else writes the mark
 	// row, so what it last read and wrote (own) is the row: a cycle then
@@ -129,7 +131,7 @@ type Advancer struct {
 	ownPending bool      // own's pending pair was recorded by this advancer
 	checkedAt  time.Time // last passed position check; zero: none yet
 	// pace is what the last cycle leaves Run to wait for (a pace); atomic,
-	// as Cycle may run beside Run.
+	// as Run reads it outside cycling.
 	pace atomic.Int32
 }
 
@@ -250,6 +252,8 @@ func (a *Advancer) observe(mark int64) {
 // within the cycle, up to cycleTries times with a short pause, before it
 // counts as a failure.
 func (a *Advancer) Cycle(ctx context.Context) (bool, error) {
+	a.cycling.Lock()
+	defer a.cycling.Unlock()
 	moved, err := a.cycle(ctx)
 	for try := 1; err != nil && try < cycleTries && ctx.Err() == nil && sqlerr.IsTransient(a.e.Errors.Wrap(err)); try++ {
 		// What the failed cycle wrote is not known: read the row again. A

@@ -81,3 +81,34 @@ func TestNudgesCoalesceIntoOneCycle(t *testing.T) {
 	}
 	g.release <- struct{}{}
 }
+
+// TestCycleBesideRun: cycles forced by the caller while Run cycles (what
+// tests and operators do) run one at a time — under -race, the advancer's
+// own state was written by both before — and the mark still reaches every
+// committed append.
+func TestCycleBesideRun(t *testing.T) {
+	e := newEngine(t)
+	a := hwm.New(e, hwm.Options{PollInterval: time.Millisecond})
+	s := eventstore.New(e, a)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	var last int64
+	for i := range 50 {
+		res, err := s.Append(ctx, eventstore.Stream{AggregateType: "bank.Account", AggregateID: fmt.Sprintf("a-%d", i),
+			Events: []eventstore.Event{{Type: "test.E", Payload: []byte(`{}`)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res.Positions[0]
+		if _, err := a.Cycle(ctx); err != nil {
+			t.Fatalf("Cycle beside Run: %v", err)
+		}
+	}
+	for a.Mark() < last {
+		if _, err := a.Cycle(ctx); err != nil {
+			t.Fatalf("Cycle beside Run: %v", err)
+		}
+	}
+}
