@@ -227,6 +227,8 @@ func errorRules() []dialect.ErrorRule {
 		{Class: dialect.ErrConnectionLost, VendorCode: iscNetWriteErr},
 		{Class: dialect.ErrConnectionLost, VendorCode: iscShutdown},
 		{Class: dialect.ErrConnectionLost, VendorCode: iscAttShutdown},
+		// The driver guard's verdict on a connection it broke (fbdriver).
+		{Class: dialect.ErrConnectionLost, MessagePattern: `^driver: bad connection`},
 		{Class: dialect.ErrQueryCanceled, VendorCode: iscCancelled},
 	}
 }

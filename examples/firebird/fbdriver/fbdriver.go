@@ -11,13 +11,24 @@
 // sent to the driver again (Firebird frees them when the attachment ends),
 // and any other use returns driver.ErrBadConn so database/sql retries on
 // another connection.
+//
+// It also gives a statement more than one cursor. A firebirdsql statement
+// is one server-side statement with one cursor, but database/sql hands a
+// transaction the same driver statement each time it runs one prepared
+// statement (Tx.StmtContext), so running it again while an earlier result
+// is still being read fails with "Attempt to reopen an open cursor" (SQL
+// code -502). The guard runs such a second query on a statement of its own,
+// freed when its rows close.
 package fbdriver
 
 import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"sync/atomic"
 
 	_ "github.com/nakagami/firebirdsql" // registers "firebirdsql", the driver guarded here
@@ -140,7 +151,7 @@ func (g *guardedConn) PrepareContext(ctx context.Context, query string) (driver.
 		_ = s.Close()
 		return nil, fmt.Errorf("fbdriver: firebirdsql's statement %T lacks an interface the guard forwards", s)
 	}
-	return &guardedStmt{s: st, conn: g}, nil
+	return &guardedStmt{s: st, conn: g, query: query}, nil
 }
 
 func (g *guardedConn) Prepare(query string) (driver.Stmt, error) {
@@ -193,8 +204,12 @@ type stmt interface {
 
 // guardedStmt is a statement of a guardedConn.
 type guardedStmt struct {
-	s    stmt
-	conn *guardedConn
+	s     stmt
+	conn  *guardedConn
+	query string
+	// open counts s's result sets not yet closed (0 or 1: a second query
+	// while one is open runs on a statement of its own).
+	open atomic.Int32
 }
 
 // Close skips firebirdsql's close on a broken connection (the one that
@@ -216,10 +231,11 @@ func (s *guardedStmt) Exec(args []driver.Value) (driver.Result, error) {
 }
 
 func (s *guardedStmt) Query(args []driver.Value) (driver.Rows, error) {
-	if s.conn.broken.Load() {
-		return nil, driver.ErrBadConn
+	named := make([]driver.NamedValue, len(args))
+	for i, v := range args {
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
-	return s.s.Query(args)
+	return s.QueryContext(context.Background(), named)
 }
 
 func (s *guardedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
@@ -233,5 +249,110 @@ func (s *guardedStmt) QueryContext(ctx context.Context, args []driver.NamedValue
 	if s.conn.broken.Load() {
 		return nil, driver.ErrBadConn
 	}
-	return s.s.QueryContext(ctx, args)
+	if !s.open.CompareAndSwap(0, 1) {
+		return s.queryApart(ctx, args)
+	}
+	r, err := s.s.QueryContext(ctx, args)
+	if err != nil {
+		s.open.Store(0)
+		return nil, s.conn.cursorLeft(err)
+	}
+	return &guardedRows{Rows: r, conn: s.conn, closed: func() error { s.open.Store(0); return nil }}, nil
+}
+
+// cursorLeft turns "Attempt to reopen an open cursor" into a broken
+// connection: a cursor whose close failed is still open on the server, and
+// the statement cannot run on this attachment again. Nothing ran, so
+// database/sql may retry on another connection (outside a transaction).
+func (g *guardedConn) cursorLeft(err error) error {
+	if strings.Contains(err.Error(), "Attempt to reopen an open cursor") {
+		g.broken.Store(true)
+		return fmt.Errorf("%w (%v)", driver.ErrBadConn, err)
+	}
+	return err
+}
+
+// queryApart runs the statement's query on a statement of its own, for a
+// cursor opened while s's own one is still open.
+func (s *guardedStmt) queryApart(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	apart, err := s.conn.PrepareContext(ctx, s.query)
+	if err != nil {
+		return nil, err
+	}
+	own := apart.(*guardedStmt)
+	r, err := own.s.QueryContext(ctx, args)
+	if err != nil {
+		_ = own.Close()
+		return nil, s.conn.cursorLeft(err)
+	}
+	return &guardedRows{Rows: r, conn: s.conn, closed: own.Close}, nil
+}
+
+// guardedRows is a result set of a guardedStmt: closing it frees the
+// statement's cursor for its next query (or frees the statement of its
+// own).
+type guardedRows struct {
+	driver.Rows
+	conn   *guardedConn
+	closed func() error
+	done   atomic.Bool
+}
+
+// Close closes the cursor. A close that failed may leave it open on the
+// server, where the statement's next query would meet it: the connection
+// is then broken (database/sql discards it).
+func (r *guardedRows) Close() error {
+	err := r.Rows.Close()
+	if err != nil {
+		r.conn.broken.Store(true)
+	}
+	if r.done.CompareAndSwap(false, true) {
+		err = errors.Join(err, r.closed())
+	}
+	return err
+}
+
+// The column-type methods are firebirdsql's; database/sql's ColumnTypes
+// reads them.
+type columnTypes interface {
+	ColumnTypeDatabaseTypeName(int) string
+	ColumnTypeLength(int) (int64, bool)
+	ColumnTypeNullable(int) (bool, bool)
+	ColumnTypePrecisionScale(int) (int64, int64, bool)
+	ColumnTypeScanType(int) reflect.Type
+}
+
+func (r *guardedRows) ColumnTypeDatabaseTypeName(i int) string {
+	if c, ok := r.Rows.(columnTypes); ok {
+		return c.ColumnTypeDatabaseTypeName(i)
+	}
+	return ""
+}
+
+func (r *guardedRows) ColumnTypeLength(i int) (int64, bool) {
+	if c, ok := r.Rows.(columnTypes); ok {
+		return c.ColumnTypeLength(i)
+	}
+	return 0, false
+}
+
+func (r *guardedRows) ColumnTypeNullable(i int) (bool, bool) {
+	if c, ok := r.Rows.(columnTypes); ok {
+		return c.ColumnTypeNullable(i)
+	}
+	return false, false
+}
+
+func (r *guardedRows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
+	if c, ok := r.Rows.(columnTypes); ok {
+		return c.ColumnTypePrecisionScale(i)
+	}
+	return 0, 0, false
+}
+
+func (r *guardedRows) ColumnTypeScanType(i int) reflect.Type {
+	if c, ok := r.Rows.(columnTypes); ok {
+		return c.ColumnTypeScanType(i)
+	}
+	return reflect.TypeFor[any]()
 }
