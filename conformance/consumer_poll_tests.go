@@ -20,6 +20,7 @@ func consumerPollTests() []Test {
 		{"consumer/partitions_pages_apart_applied_once_in_order", func(t T, env *Env) { testPartitionsApart(t, env, 1, false) }},
 		{"consumer/partitions_apart_transactional_applied_once", func(t T, env *Env) { testPartitionsApart(t, env, 2, true) }},
 		{"consumer/poll_failed_after_last_wakeup_retried", testPollFailedAfterLastWakeup},
+		{"consumer/rebuild_fence_reads_bounded_by_window", testFenceReadsBounded},
 	}
 }
 
@@ -82,8 +83,9 @@ func startAtMark(ctx context.Context, t T, reg *consumer.Registry, r *consumer.R
 // undelivered rows, skips, the mark, and as the runner's first poll its
 // checkpoints and incomplete-history marks: 6 statements), one read
 // transaction of every partition at once (BEGIN, the mark, one range query
-// per event table, COMMIT: 3+T), the rebuild fence of each apply (the
-// consumer row's epoch read before the handler runs: P) and one
+// per event table, COMMIT: 3+T), the rebuild fence of each apply (at most
+// the consumer row's epoch read before each handler: P; usually none, the
+// poll's own read of the row serving within consumer.EpochWindow) and one
 // transaction of checkpoint writes (P+2): 6 + (3+T) + P + (P+2), 30 with 8
 // partitions and 3 event tables. Read and saved one partition at a time,
 // the same poll costs 6 + P×(3+T) + P + P, 70.
@@ -132,6 +134,57 @@ func testConsumerPollCost(t T, env *Env) {
 	for _, q := range counts.Texts() {
 		t.Logf("%3d × %s", q.Count, q.SQL)
 	}
+}
+
+// testFenceReadsBounded: a non-Transactional poll applying n events reads
+// the consumer row for its rebuild fence at most once per
+// consumer.EpochWindow per worker, not once per event: the poll's
+// statements stay under its bookkeeping (see testConsumerPollCost), the
+// range read, Workers × (1 + elapsed/EpochWindow) fence reads and the
+// checkpoint writes, however long the poll took. Reading the row before
+// every handler call sent n fence reads.
+func testFenceReadsBounded(t T, env *Env) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var counts sqlcount.Counts
+	e := countedEngine(t, env, defaultConfig(env), &counts)
+	s := eventstore.New(e, nil)
+	reg := consumer.NewRegistry(e, nil)
+	var log pollLog
+	const workers, batches, perBatch = 4, 4, 100
+	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "fence-reads",
+		Workers: workers, PageSize: 2 * batches * perBatch,
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), log.handler)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startAtMark(ctx, t, reg, r, s)
+	id := newID(t)
+	for range batches {
+		evs := make([]eventstore.Event, perBatch)
+		for i := range evs {
+			evs[i] = ev("test.E", `{}`)
+		}
+		appendAndPublish(t, s, e, eventstore.Stream{AggregateType: "test.Account", AggregateID: id, Events: evs})
+	}
+	before := counts.Total()
+	start := time.Now()
+	n, err := r.Poll(ctx)
+	elapsed := time.Since(start)
+	if err != nil {
+		t.Fatalf("poll: %v", err)
+	}
+	if n != batches*perBatch {
+		t.Fatalf("the poll applied %d events, want %d", n, batches*perBatch)
+	}
+	got := counts.Total() - before
+	tables, parts := int64(len(e.Names.EventTables)), int64(e.Partitions)
+	fence := int64(workers) * (1 + int64(elapsed/consumer.EpochWindow))
+	limit := 6 + (3 + tables) + fence + (parts + 2) + 2
+	if got > limit {
+		t.Errorf("a poll applying %d events in %v sent %d statements, want at most %d (%d fence reads allowed)", n, elapsed, got, limit, fence)
+	}
+	t.Logf("a poll applying %d events in %v: %d statements (limit %d)", n, elapsed.Round(time.Millisecond), got, limit)
 }
 
 // testPartitionsApart starts a consumer with its partitions' checkpoints

@@ -127,6 +127,7 @@ func (ps *pollState) mark(source string) (int64, bool) {
 func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 	r.pollMu.Lock()
 	defer r.pollMu.Unlock()
+	sent := time.Now()
 	c, err := r.reg.Get(ctx, r.c.ID)
 	if err != nil {
 		return 0, false, err
@@ -145,6 +146,11 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 			return 0, false, err
 		}
 	}
+	r.mu.Lock()
+	if r.epoch == c.Epoch && sent.After(r.epochSent) {
+		r.epochSent, r.epochEpoch = sent, c.Epoch // the row read is the first fence read
+	}
+	r.mu.Unlock()
 	if err := r.loadDelivery(ctx); err != nil {
 		return 0, false, err
 	}

@@ -78,6 +78,10 @@ type Runner struct {
 	epoch  int64
 	loaded bool
 	stale  bool // a checkpoint write was fenced off: reload next poll
+	// epochSent is when the last read that found the consumer running
+	// under epochEpoch was sent (checkEpoch trusts it for EpochWindow).
+	epochSent  time.Time
+	epochEpoch int64
 
 	sources  []Source          // the routes' sources, in order
 	bySource map[string]Source // the same by name

@@ -196,5 +196,11 @@ func (r *Registry) move(ctx context.Context, c Consumer, s *step) (Changes, erro
 		ch = Changes{}
 		return r.apply(ctx, tx, c, s, &ch)
 	})
+	if err == nil && rules[s.move].epoch {
+		// A runner starts handler calls for up to EpochWindow on an
+		// epoch it read before this commit (Runner.checkEpoch): once the
+		// window passed, none starts under the old epoch.
+		err = engine.Sleep(ctx, EpochWindow)
+	}
 	return ch, err
 }

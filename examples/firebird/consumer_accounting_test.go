@@ -117,6 +117,7 @@ func init() {
 func init() {
 	passing = append(passing, "consumer/stop_during_read_saves_read_partitions")
 	passing = append(passing, "consumer/poll_failed_after_last_wakeup_retried")
+	passing = append(passing, "consumer/rebuild_fence_reads_bounded_by_window")
 }
 
 // The key-collation check, run on Firebird 3 (TIDEMARK_FIREBIRD_ALL=1
