@@ -3,8 +3,11 @@ package conformance
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
@@ -21,6 +24,7 @@ func consumerPollTests() []Test {
 		{"consumer/partitions_apart_transactional_applied_once", func(t T, env *Env) { testPartitionsApart(t, env, 2, true) }},
 		{"consumer/poll_failed_after_last_wakeup_retried", testPollFailedAfterLastWakeup},
 		{"consumer/rebuild_fence_reads_bounded_by_window", testFenceReadsBounded},
+		{"consumer/tx_batch_chunks_applied_once_poison_alone", testTxBatchChunks},
 	}
 }
 
@@ -265,4 +269,74 @@ func testPartitionsApart(t T, env *Env, pageSize int, transactional bool) {
 		}
 		last[m.Key] = m.Position
 	}
+}
+
+// testTxBatchChunks: a Transactional runner with TxBatch applies a
+// partition's messages in chunks, one commit each. A handler failing in
+// the middle of a chunk rolls the chunk back (its write with it), the
+// chunk's messages are applied one by one, and the failing message alone
+// goes to the error policy (dead-lettered after one attempt): every other
+// message is applied exactly once, the failing one never, and the polls
+// commit far fewer transactions than messages.
+func testTxBatchChunks(t T, env *Env) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var counts sqlcount.Counts
+	counts.ByText = true
+	e := countedEngine(t, env, defaultConfig(env), &counts)
+	s := eventstore.New(e, nil)
+	reg := consumer.NewRegistry(e, nil)
+	createApplied(t, env)
+	var poison atomic.Int64
+	var poisonCalls atomic.Int32
+	handler := func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
+		if err := insertApplied(ctx, tx, m.Position); err != nil {
+			return err
+		}
+		if m.Position == poison.Load() {
+			poisonCalls.Add(1)
+			return errors.New("poison")
+		}
+		return nil
+	}
+	const txBatch = 8
+	r, err := consumer.NewRunner(ctx, reg, consumer.Options{Type: "projection", Name: "tx-batch",
+		Transactional: true, TxBatch: txBatch, OnError: consumer.PolicyDeadLetter, Retry: consumer.RetryPolicy{MaxAttempts: 1},
+		Routes: []consumer.Route{consumer.On(consumer.EventStore(s, nil), handler)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startAtMark(ctx, t, reg, r, s)
+	ids := idPerPartition(t, e)
+	const perKey = 20
+	positions := appendSpread(t, s, e, ids, perKey*len(ids))
+	poison.Store(positions[5*len(ids)+1]) // ids[1]'s sixth event, inside a chunk
+	counts.ResetTexts()
+	want := len(positions) - 1
+	pollUntil(t, r, func() bool { return len(appliedCounts(t, env)) >= want })
+	got := appliedCounts(t, env)
+	for _, p := range positions {
+		switch n := got[p]; {
+		case p == poison.Load() && n != 0:
+			t.Errorf("the failing position %d left %d rows (its chunk rolled back, then it failed alone)", p, n)
+		case p != poison.Load() && n != 1:
+			t.Errorf("position %d applied %d times, want once", p, n)
+		}
+	}
+	if n := poisonCalls.Load(); n < 2 {
+		t.Errorf("the failing message's handler ran %d times, want its chunk's try and its own", n)
+	}
+	if c := r.Consumer(); c.State != consumer.Running {
+		t.Errorf("consumer %s after a dead-lettered message, want running", c.State)
+	}
+	commits := int64(0)
+	for _, q := range counts.Texts() {
+		if strings.EqualFold(strings.TrimSpace(q.SQL), "COMMIT") {
+			commits += q.Count
+		}
+	}
+	if commits >= int64(len(positions))/2 {
+		t.Errorf("%d messages in chunks of %d took %d commits, want fewer than %d", len(positions), txBatch, commits, len(positions)/2)
+	}
+	t.Logf("%d messages, chunks of %d: %d commits", len(positions), txBatch, commits)
 }

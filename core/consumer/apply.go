@@ -20,6 +20,9 @@ func (r *Runner) apply(ctx context.Context, ps *pollState, batch []Message) int 
 	if len(batch) == 0 {
 		return 0
 	}
+	if r.opts.Transactional && r.opts.TxBatch > 1 {
+		return r.applyChunked(ctx, ps, batch)
+	}
 	queues := make([]chan Message, r.opts.Workers)
 	var wg sync.WaitGroup
 	var mu sync.Mutex

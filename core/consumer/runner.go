@@ -26,6 +26,13 @@ type Options struct {
 	// Workers bounds the applies running at once within a poll (default 4);
 	// messages of one key always go to the same worker, in order.
 	Workers int
+	// TxBatch, with Transactional, applies up to this many consecutive
+	// messages of a partition in one transaction with one checkpoint write
+	// (each partition then goes to one worker, in order). A chunk whose
+	// handler fails rolls back whole, and its messages are applied one by
+	// one: the handler runs again for those before the failing one (their
+	// writes were rolled back). 0 or 1: one message per transaction.
+	TxBatch int
 	// PollInterval is the fallback when no wake-up comes (default 100ms).
 	PollInterval time.Duration
 	// PageSize is the most messages read per partition per poll (default

@@ -122,16 +122,24 @@ func (s *Store[S]) apply(ctx context.Context, tx *sql.Tx, epoch int64, key strin
 	return s.save(ctx, tx, t, key, cur, &state, id)
 }
 
+// DefaultTxBatch is the consumer.Options.TxBatch of Options: listeners
+// write only in the apply's transaction, so a chunk rolled back and applied
+// again leaves nothing twice, and one commit per chunk instead of per event
+// is most of a catch-up's cost.
+const DefaultTxBatch = 64
+
 // Options are the consumer options that run the projection over its
 // sources: the event store (consumer.EventStore) when it listens to
 // events, and the read-model topic of each projection it is chained on
 // (consumer.ReadModelTopic). It is Transactional, named after the
-// projection, and runs one worker for a Global projection (every message
-// updates one read model). Leases, retries, error policy and metrics are
+// projection, applies up to DefaultTxBatch messages of a partition per
+// transaction (a listener's error rolls its chunk back and the chunk is
+// applied one message at a time), and runs one worker for a Global
+// projection (every message updates one read model). Leases, retries, error policy and metrics are
 // the caller's to add. A source it does not listen to, or a listened one
 // missing, is refused.
 func (s *Store[S]) Options(sources ...consumer.Source) (consumer.Options, error) {
-	o := consumer.Options{Type: ConsumerType, Name: s.p.name, Transactional: true, AfterPoll: s.afterPoll}
+	o := consumer.Options{Type: ConsumerType, Name: s.p.name, Transactional: true, TxBatch: DefaultTxBatch, AfterPoll: s.afterPoll}
 	if s.p.scope == Global {
 		o.Workers = 1
 	}

@@ -119,13 +119,24 @@ func Schedule(ctx Context, name string, when When, payload any) error {
 // delay is when as milliseconds from the database clock's now.
 func (sc *scope) delay(when When) (int64, error) {
 	if when.at.IsZero() {
-		return when.in.Milliseconds(), nil
+		return ceilMillis(when.in), nil
 	}
 	now, err := stmt.QueryRowDatabaseNow(sc.ctx, sc.e, sc.tx)
 	if err != nil {
 		return 0, fmt.Errorf("saga: reading the database clock: %w", err)
 	}
-	return when.at.Sub(time.Time(now.Now)).Milliseconds(), nil
+	return ceilMillis(when.at.Sub(time.Time(now.Now))), nil
+}
+
+// ceilMillis is d in whole milliseconds, rounded up: the database adds
+// the delay to its clock in milliseconds, and a deadline rounded down
+// would fall due up to a millisecond before its time.
+func ceilMillis(d time.Duration) int64 {
+	ms := d.Milliseconds() // toward zero: already up for a negative d
+	if d > time.Duration(ms)*time.Millisecond {
+		ms++
+	}
+	return ms
 }
 
 // Cancel cancels the instance's deadline name in the handler's
