@@ -191,6 +191,12 @@ func testSagaLifecycle(t T, env *Env) {
 	defer func() { stop(); <-done }()
 	var last saga.Instance[sagaState]
 	waitForOr(t, "t-1 with 2 steps", func() bool {
+		select {
+		case err := <-done: // the runner gave up: say why, not only that nothing came
+			done <- err
+			t.Fatalf("the saga's runner stopped: %v", err)
+		default:
+		}
 		in, _ := r.get(t, "t-1")
 		last = in
 		return in.State.Steps >= 2
