@@ -335,11 +335,27 @@ var applyRetry = engine.TransientRetry{Unbounded: true}
 // retryTransient runs an apply under applyRetry, reporting each transient
 // retry to the metrics (no delivery budget is spent on it).
 func (r *Runner) retryTransient(ctx context.Context, source string, fn func() error) error {
-	return applyRetry.Do(ctx, r.reg.e.Transient, func() error {
+	retry := applyRetry
+	retry.OnRetry = func(attempt int, err error) {
+		// Retried without limit, so say so now and then (the 10th, 100th,
+		// 1000th… try): an apply that never gets through is visible.
+		if n := attempt + 1; n >= 10 && isPowerOf10(n) {
+			r.opts.Logger.Warn("consumer apply still failing with a transient error; retrying",
+				"consumer_type", r.c.Type, "consumer", r.c.Name, "source", source, "tries", n, "err", err)
+		}
+	}
+	return retry.Do(ctx, r.reg.e.Transient, func() error {
 		err := fn()
 		if err != nil && sqlerr.IsTransient(err) {
 			r.opts.Metrics.Retried(r.c, source, true)
 		}
 		return err
 	})
+}
+
+func isPowerOf10(n int) bool {
+	for n >= 10 && n%10 == 0 {
+		n /= 10
+	}
+	return n == 1
 }

@@ -74,3 +74,13 @@ func TestKeyHash(t *testing.T) {
 		t.Errorf("KeyHash(\"a\") = %#x", got)
 	}
 }
+
+// TestIsPowerOf10: the endless apply retry logs at the 10th, 100th,
+// 1000th… try only.
+func TestIsPowerOf10(t *testing.T) {
+	for n, want := range map[int]bool{1: true, 10: true, 100: true, 1000: true, 0: false, 2: false, 11: false, 20: false, 110: false, 1001: false} {
+		if got := isPowerOf10(n); got != want {
+			t.Errorf("isPowerOf10(%d) = %v, want %v", n, got, want)
+		}
+	}
+}
