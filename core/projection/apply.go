@@ -126,7 +126,7 @@ func (s *Store[S]) apply(ctx context.Context, tx *sql.Tx, epoch int64, key strin
 // write only in the apply's transaction, so a chunk rolled back and applied
 // again leaves nothing twice, and one commit per chunk instead of per event
 // is most of a catch-up's cost.
-const DefaultTxBatch = 64
+const DefaultTxBatch = 256
 
 // Options are the consumer options that run the projection over its
 // sources: the event store (consumer.EventStore) when it listens to
