@@ -139,18 +139,7 @@ func (r *Runner) awaitPredecessors(ctx context.Context, m Message, bound time.Du
 
 // target is the checkpoint m's transaction may write: every apply up to it
 // committed, counting m as committed (it commits with the checkpoint).
-func (r *Runner) target(m Message) int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	st := r.parts[partKey{m.Source, m.Partition}]
-	c := st.read
-	for pos := range st.pending {
-		if pos != m.Position {
-			c = min(c, pos-1)
-		}
-	}
-	return c
-}
+func (r *Runner) target(m Message) int64 { return r.targetOver(m, m) }
 
 // fail records a database error that ends the poll (recording a failure
 // failed): m stays uncovered by the checkpoint, so it is read again.

@@ -171,8 +171,9 @@ func (r *Runner) chunkInTxOnce(ctx context.Context, chunk []Message) error {
 	return nil
 }
 
-// targetOver is the checkpoint a chunk from first to last may write: every
-// apply up to it committed, counting the chunk's as committed.
+// targetOver is the checkpoint a transaction applying first to last (one
+// message, or a chunk) may write: every apply up to it committed, counting
+// its own as committed.
 func (r *Runner) targetOver(first, last Message) int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
