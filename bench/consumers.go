@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,18 +93,74 @@ func runConsumerCells(ctx context.Context, prov *harness.Provider, tg target, fr
 	return nil
 }
 
-// newRunner builds a no-op consumer named name over b's event store; the
-// handler only records the position it applied.
-func newRunner(ctx context.Context, b *bench, name string, tx bool, waker eventstore.Waker, got *applied) (*consumer.Runner, *tracedSource, error) {
+// runnerKind is what a bench consumer's handler does: a no-op or one
+// INSERT per message (in the apply's transaction when tx), and how many
+// messages a Transactional apply commits at once (TxBatch; 0 or 1: one).
+type runnerKind struct {
+	tx    bool
+	batch int
+	write bool
+}
+
+func (k runnerKind) String() string {
+	s := "runner"
+	if k.tx {
+		s += ", Transactional"
+		if k.batch > 1 {
+			s += fmt.Sprintf(" TxBatch %d", k.batch)
+		}
+	}
+	if k.write {
+		return s + ", INSERT per event"
+	}
+	return s + ", no-op"
+}
+
+// appliedTable holds the rows a writing handler inserts (the watermill
+// peer's -write handler inserts the same shape).
+const appliedTable = "bench_applied"
+
+// createApplied creates appliedTable on b's database.
+func createApplied(ctx context.Context, b *bench) error {
+	_, err := b.db.ExecContext(ctx, "CREATE TABLE "+appliedTable+" (id VARCHAR(64) PRIMARY KEY, payload VARCHAR(200) NOT NULL)")
+	return err
+}
+
+// insertApplied is the writing handler's statement in b's driver's
+// placeholders.
+func insertApplied(b *bench) string {
+	if b.driver == "pgx" || b.driver == "postgres" {
+		return "INSERT INTO " + appliedTable + " (id, payload) VALUES ($1, $2)"
+	}
+	return "INSERT INTO " + appliedTable + " (id, payload) VALUES (?, ?)"
+}
+
+// newRunner builds a consumer named name over b's event store whose
+// handler records the position it applied and, for a writing kind,
+// inserts a row (in the apply's transaction when Transactional).
+func newRunner(ctx context.Context, b *bench, name string, kind runnerKind, waker eventstore.Waker, got *applied) (*consumer.Runner, *tracedSource, error) {
 	src := &tracedSource{SourceOf: consumer.EventStore(b.store, waker)}
 	var s consumer.SourceOf[eventstore.Recorded] = src.SourceOf
 	if *flagTrace {
 		s = src
 	}
+	ins := insertApplied(b)
 	r, err := consumer.NewRunner(ctx, consumer.NewRegistry(b.e, nil), consumer.Options{
-		Type: "bench", Name: name, Transactional: tx,
+		Type: "bench", Name: name, Transactional: kind.tx, TxBatch: kind.batch,
 
-		Routes: []consumer.Route{consumer.On(s, func(_ context.Context, _ *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
+		Routes: []consumer.Route{consumer.On(s, func(ctx context.Context, tx *sql.Tx, m consumer.Msg[eventstore.Recorded]) error {
+			if kind.write {
+				id, body := strconv.FormatInt(m.Position, 10), string(payload)
+				var err error
+				if tx != nil {
+					_, err = tx.ExecContext(ctx, ins, id, body)
+				} else {
+					_, err = b.db.ExecContext(ctx, ins, id, body)
+				}
+				if err != nil {
+					return err
+				}
+			}
 			if got != nil {
 				got.add(m.Position)
 			}
@@ -176,15 +233,20 @@ func appendStreams(ctx context.Context, b *bench, n, per int) error {
 	return first
 }
 
-// tidemarkThroughput appends n events while one runner consumes them and
-// returns n / (first append → last apply).
-func tidemarkThroughput(ctx context.Context, b *bench, n int, tx bool, round int) (float64, error) {
+// tidemarkThroughput appends n events while one runner of kind consumes
+// them and returns n / (first append → last apply).
+func tidemarkThroughput(ctx context.Context, b *bench, n int, kind runnerKind, kindNo, round int) (float64, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
+	if kind.write {
+		if err := createApplied(ctx, b); err != nil {
+			return 0, err
+		}
+	}
 	advDone := make(chan struct{})
 	go func() { defer close(advDone); _ = b.adv.Run(rctx) }()
 	got := newApplied(n)
-	r, src, err := newRunner(ctx, b, fmt.Sprintf("tput-%v-%d", tx, round), tx, b.adv, got)
+	r, src, err := newRunner(ctx, b, fmt.Sprintf("tput-%d-%d", kindNo, round), kind, b.adv, got)
 	if err != nil {
 		return 0, err
 	}
@@ -202,61 +264,86 @@ func tidemarkThroughput(ctx context.Context, b *bench, n int, tx bool, round int
 		return 0, fmt.Errorf("applied %d of %d in 10 minutes", len(got.seen), n)
 	}
 	rate := float64(n) / time.Since(start).Seconds()
-	trace(fmt.Sprintf("throughput tx=%v", tx), src, time.Since(start))
+	trace(fmt.Sprintf("throughput %s", kind), src, time.Since(start))
 	stop()
 	<-runDone
 	<-advDone
 	return rate, nil
 }
 
+// throughputKinds are the runners the throughput cell measures, each
+// against the watermill handler of the same kind (peerOf).
+var throughputKinds = []runnerKind{
+	{}, {tx: true}, {tx: true, batch: 256},
+	{tx: true, write: true}, {tx: true, batch: 256, write: true},
+}
+
+// peerRuns are the watermill-sql subscribers of the throughput cell: a
+// no-op handler at a 10 ms poll and at watermill-sql's default (1 s), and
+// an INSERT per message (outside watermill's ack transaction) at 10 ms.
+var peerRuns = []struct {
+	label string
+	poll  time.Duration
+	write bool
+}{{"no-op, poll 10ms", 10 * time.Millisecond, false}, {"no-op, default poll", 0, false}, {"INSERT per message, poll 10ms", 10 * time.Millisecond, true}}
+
 func consumerThroughput(ctx context.Context, prov *harness.Provider, tg target, fresh func() (*bench, string, error)) error {
 	n := *flagConsumerTput
 	if tg.dialect == "hsqldb" || tg.dialect == "h2" {
 		n = min(n, 20000) // in-memory JVM engines: keep the heap out of it
 	}
-	var ratios, ratiosTx []float64
-	var tm, tmTx, wm float64
 	rounds := *flagConsumerRounds
+	tm := make([]float64, len(throughputKinds))
+	wm := make([]float64, len(peerRuns))
+	ratios := make([][]float64, len(throughputKinds)) // vs the same-kind peer at 10 ms
 	for round := range rounds {
-		var w float64
-		peer, err := watermill(ctx, prov, tg, "throughput", n)
-		if err != nil {
-			fmt.Printf("   (watermill: %v)\n", err)
-		} else if peer != nil {
-			w = peer.Rate
+		w := make([]float64, len(peerRuns))
+		for i, pr := range peerRuns {
+			peer, err := watermill(ctx, prov, tg, peerArgs{mode: "throughput", events: n, poll: pr.poll, write: pr.write})
+			if err != nil {
+				fmt.Printf("   (watermill %s: %v)\n", pr.label, err)
+			} else if peer != nil {
+				w[i] = peer.Rate
+				wm[i] += peer.Rate
+			}
 		}
-		for _, tx := range []bool{false, true} {
+		for i, kind := range throughputKinds {
 			b, _, err := fresh()
 			if err != nil {
 				return err
 			}
-			rate, err := tidemarkThroughput(ctx, b, n, tx, round)
+			rate, err := tidemarkThroughput(ctx, b, n, kind, i, round)
 			b.close()
 			if err != nil {
 				return err
 			}
-			if tx {
-				tmTx += rate
-				if w > 0 {
-					ratiosTx = append(ratiosTx, rate/w)
-				}
-			} else {
-				tm += rate
-				if w > 0 {
-					ratios = append(ratios, rate/w)
-				}
+			tm[i] += rate
+			if peer := w[peerOf(kind)]; peer > 0 {
+				ratios[i] = append(ratios[i], rate/peer)
 			}
 		}
-		wm += w
 	}
 	k := float64(rounds)
-	if len(ratios) == 0 {
-		fmt.Printf("   consumer append→applied, %d events, 1 consumer: %8.0f ev/s, Transactional %8.0f ev/s (no watermill adapter)\n", n, tm/k, tmTx/k)
-		return nil
+	for i, kind := range throughputKinds {
+		if len(ratios[i]) == 0 {
+			fmt.Printf("   consumer append→applied, %d events, 1 consumer, %s: %8.0f ev/s (no watermill adapter)\n", n, kind, tm[i]/k)
+			continue
+		}
+		fmt.Printf("   consumer append→applied, %d events, 1 consumer, %s: %8.0f ev/s vs watermill-sql %s %8.0f msg/s  ratio %s (target ≥ 2)\n",
+			n, kind, tm[i]/k, peerRuns[peerOf(kind)].label, wm[peerOf(kind)]/k, summary(ratios[i]))
 	}
-	fmt.Printf("   consumer append→applied, %d events, 1 consumer: %8.0f ev/s vs watermill-sql %8.0f msg/s  ratio %s; Transactional %8.0f ev/s  ratio %s (target ≥ 2)\n",
-		n, tm/k, wm/k, summary(ratios), tmTx/k, summary(ratiosTx))
+	if wm[1] > 0 {
+		fmt.Printf("   watermill-sql no-op at its default poll: %8.0f msg/s (at 10ms: %8.0f)\n", wm[1]/k, wm[0]/k)
+	}
 	return nil
+}
+
+// peerOf is the peerRuns index a runner kind is compared with.
+func peerOf(kind runnerKind) int {
+	if kind.write {
+		return 2
+	}
+	return 0
 }
 
 // tidemarkLatency appends single events at rate for d and returns the
@@ -289,7 +376,7 @@ func tidemarkLatency(ctx context.Context, b *bench, dsn, mode string) ([]time.Du
 		}()
 	} else {
 		var r *consumer.Runner
-		r, src, err = newRunner(ctx, b, "latency-"+mode, mode == "runner-tx", waker, got)
+		r, src, err = newRunner(ctx, b, "latency-"+mode, runnerKind{tx: mode == "runner-tx"}, waker, got)
 		if err != nil {
 			return nil, "", err
 		}
@@ -391,7 +478,7 @@ func consumerLatency(ctx context.Context, prov *harness.Provider, tg target, fre
 		fmt.Printf("   consumer commit→applied at %d ev/s, %s, woken by %s: p50 %s  p99 %s  (n=%d; target p99 ≤ 5ms)\n",
 			*flagLatencyRate, what, how, ms(p[0]), ms(p[1]), len(lat))
 	}
-	peer, err := watermill(ctx, prov, tg, "latency", 0)
+	peer, err := watermill(ctx, prov, tg, peerArgs{mode: "latency", poll: 10 * time.Millisecond})
 	if err != nil {
 		fmt.Printf("   (watermill: %v)\n", err)
 	} else if peer != nil {
@@ -444,7 +531,7 @@ func followRate(ctx context.Context, b *bench, n int) (float64, error) {
 // runnerRate polls a fresh consumer until it has applied at least limit
 // events (or a poll applies nothing) and returns applied / elapsed.
 func runnerRate(ctx context.Context, b *bench, name string, tx bool, limit int) (float64, int, error) {
-	r, src, err := newRunner(ctx, b, name, tx, nil, nil)
+	r, src, err := newRunner(ctx, b, name, runnerKind{tx: tx}, nil, nil)
 	if err != nil {
 		return 0, 0, err
 	}

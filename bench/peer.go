@@ -33,7 +33,17 @@ type peerResult struct {
 // go.mod stays free of it) on a fresh database of tg's server. It returns
 // nil, nil where watermill-sql has no adapter (it has PostgreSQL and
 // MySQL/MariaDB ones).
-func watermill(ctx context.Context, prov *harness.Provider, tg target, mode string, events int) (*peerResult, error) {
+// peerArgs is one watermill peer run: its mode, messages (throughput),
+// the subscriber's poll interval (0: watermill-sql's default) and whether
+// its handler inserts a row per message.
+type peerArgs struct {
+	mode   string
+	events int
+	poll   time.Duration
+	write  bool
+}
+
+func watermill(ctx context.Context, prov *harness.Provider, tg target, pa peerArgs) (*peerResult, error) {
 	if *flagPeers == "" || (tg.driver != "pgx" && tg.driver != "mysql") {
 		return nil, nil
 	}
@@ -41,9 +51,10 @@ func watermill(ctx context.Context, prov *harness.Provider, tg target, mode stri
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"run", "./watermill", "-driver", tg.driver, "-dsn", db.DSN, "-mode", mode,
-		"-events", strconv.Itoa(events), "-publishers", strconv.Itoa(publishers), "-batch", strconv.Itoa(pubBatch),
-		"-poll", "10ms", "-rate", strconv.Itoa(*flagLatencyRate), "-duration", flagLatencyTime.String()}
+	args := []string{"run", "./watermill", "-driver", tg.driver, "-dsn", db.DSN, "-mode", pa.mode,
+		"-events", strconv.Itoa(pa.events), "-publishers", strconv.Itoa(publishers), "-batch", strconv.Itoa(pubBatch),
+		"-poll", pa.poll.String(), "-rate", strconv.Itoa(*flagLatencyRate), "-duration", flagLatencyTime.String(),
+		"-write=" + strconv.FormatBool(pa.write)}
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = filepath.Clean(*flagPeers)
 	var out, stderr bytes.Buffer

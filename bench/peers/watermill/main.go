@@ -6,7 +6,8 @@
 // Modes (one JSON line on stdout):
 //   - throughput: -publishers goroutines publish -events messages in
 //     batches of -batch while one subscriber consumes and acks them;
-//     the rate is events / (first publish → last ack).
+//     the rate is events / (first publish → last ack); with -write the
+//     handler inserts a row per message before acking it.
 //   - latency: one publisher publishes one message every 1/-rate for
 //     -duration; latency is publish returned (committed) → message received.
 package main
@@ -51,12 +52,13 @@ func main() {
 	events := flag.Int("events", 50000, "messages (throughput mode)")
 	publishers := flag.Int("publishers", 4, "publishing goroutines (throughput mode)")
 	batch := flag.Int("batch", 100, "messages per Publish call (throughput mode)")
-	poll := flag.Duration("poll", 10*time.Millisecond, "the subscriber's poll interval")
+	poll := flag.Duration("poll", 10*time.Millisecond, "the subscriber's poll interval (0: watermill-sql's default)")
+	write := flag.Bool("write", false, "the handler inserts a row per message before its ack (throughput mode)")
 	rate := flag.Int("rate", 1000, "messages per second (latency mode)")
 	duration := flag.Duration("duration", 5*time.Second, "publishing time (latency mode)")
 	flag.Parse()
 
-	res, err := run(context.Background(), *driver, *dsn, *mode, *events, *publishers, *batch, *poll, *rate, *duration)
+	res, err := run(context.Background(), *driver, *dsn, *mode, *events, *publishers, *batch, *poll, *rate, *duration, *write)
 	if err != nil {
 		res.Error = err.Error()
 	}
@@ -66,7 +68,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, driver, dsn, mode string, events, publishers, batch int, poll time.Duration, rate int, duration time.Duration) (result, error) {
+func run(ctx context.Context, driver, dsn, mode string, events, publishers, batch int, poll time.Duration, rate int, duration time.Duration, write bool) (result, error) {
 	res := result{Mode: mode}
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
@@ -111,10 +113,34 @@ func run(ctx context.Context, driver, dsn, mode string, events, publishers, batc
 	if mode == "latency" {
 		return latency(sctx, pub, msgs, topic, rate, duration)
 	}
-	return throughput(sctx, pub, msgs, topic, events, publishers, batch)
+	handle := func(*message.Message) error { return nil }
+	if write {
+		if handle, err = inserter(ctx, db, driver); err != nil {
+			return res, err
+		}
+	}
+	return throughput(sctx, pub, msgs, topic, events, publishers, batch, handle)
 }
 
-func throughput(ctx context.Context, pub *wsql.Publisher, msgs <-chan *message.Message, topic string, events, publishers, batch int) (result, error) {
+// inserter creates the table the Tidemark bench's writing handler fills
+// (same shape) and returns a handler inserting one row per message, as an
+// application's handler would, on its own connection (watermill-sql does
+// not hand the handler its ack transaction).
+func inserter(ctx context.Context, db *sql.DB, driver string) (func(*message.Message) error, error) {
+	if _, err := db.ExecContext(ctx, "CREATE TABLE bench_applied (id VARCHAR(64) PRIMARY KEY, payload VARCHAR(200) NOT NULL)"); err != nil {
+		return nil, err
+	}
+	ins := "INSERT INTO bench_applied (id, payload) VALUES (?, ?)"
+	if driver == "pgx" {
+		ins = "INSERT INTO bench_applied (id, payload) VALUES ($1, $2)"
+	}
+	return func(m *message.Message) error {
+		_, err := db.ExecContext(ctx, ins, m.UUID, string(m.Payload))
+		return err
+	}, nil
+}
+
+func throughput(ctx context.Context, pub *wsql.Publisher, msgs <-chan *message.Message, topic string, events, publishers, batch int, handle func(*message.Message) error) (result, error) {
 	res := result{Mode: "throughput", Events: events}
 	var next atomic.Int64
 	errs := make(chan error, publishers)
@@ -144,6 +170,9 @@ func throughput(ctx context.Context, pub *wsql.Publisher, msgs <-chan *message.M
 	for got < events {
 		select {
 		case m := <-msgs:
+			if err := handle(m); err != nil {
+				return res, err
+			}
 			m.Ack()
 			got++
 		case err := <-errs:
