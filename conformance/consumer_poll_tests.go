@@ -25,6 +25,7 @@ func consumerPollTests() []Test {
 		{"consumer/poll_failed_after_last_wakeup_retried", testPollFailedAfterLastWakeup},
 		{"consumer/rebuild_fence_reads_bounded_by_window", testFenceReadsBounded},
 		{"consumer/tx_batch_chunks_applied_once_poison_alone", testTxBatchChunks},
+		{"consumer/catch_up_reads_next_page_while_applying", testReadsAhead},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
@@ -23,43 +24,43 @@ func (r *Runner) apply(ctx context.Context, ps *pollState, batch []Message) int 
 	if r.opts.Transactional && r.opts.TxBatch > 1 {
 		return r.applyChunked(ctx, ps, batch)
 	}
-	queues := make([]chan Message, r.opts.Workers)
+	// Each worker walks its own list of the batch's indexes in position
+	// order (a list per worker, not a channel holding a copy of the batch
+	// per worker: a catch-up poll carries thousands of messages).
+	lists := make([][]int32, r.opts.Workers)
+	for i := range lists {
+		lists[i] = make([]int32, 0, len(batch)/len(lists)+1)
+	}
+	for i, m := range batch {
+		w := WorkerOf(m.Key, len(lists))
+		lists[w] = append(lists[w], int32(i))
+	}
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	applied := 0
-	for i := range queues {
-		queues[i] = make(chan Message, len(batch))
+	var applied atomic.Int64
+	for _, list := range lists {
+		if len(list) == 0 {
+			continue
+		}
 		wg.Add(1)
-		go func(q chan Message) {
+		go func() {
 			defer wg.Done()
-			for m := range q {
+			for _, i := range list {
+				m := batch[i]
 				if r.isStale() || ps.isHalted() {
 					r.abort(m)
 					continue
 				}
 				if r.deliver(ctx, ps, m) {
-					mu.Lock()
-					applied++
-					mu.Unlock()
+					applied.Add(1)
 				}
 			}
-		}(queues[i])
-	}
-	for _, m := range batch {
-		queues[WorkerOf(m.Key, len(queues))] <- m
-	}
-	for _, q := range queues {
-		close(q)
+		}()
 	}
 	wg.Wait()
-	return applied
+	return int(applied.Load())
 }
 
-func (r *Runner) isStale() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.stale
-}
+func (r *Runner) isStale() bool { return r.stale.Load() }
 
 // done records m as completed (committed or found already applied).
 func (r *Runner) done(m Message, saved int64) {
@@ -81,32 +82,44 @@ func (r *Runner) abort(m Message) {
 	st.notify()
 }
 
+// notify wakes the applies waiting on p's completions, if any: the
+// channel is made only when one waits (changed), not per completion.
 func (p *partState) notify() {
-	close(p.changed)
-	p.changed = make(chan struct{})
+	if p.changed != nil {
+		close(p.changed)
+		p.changed = nil
+	}
+}
+
+// changedCh is the channel the next notify closes; under r.mu.
+func (p *partState) changedCh() <-chan struct{} {
+	if p.changed == nil {
+		p.changed = make(chan struct{})
+	}
+	return p.changed
 }
 
 // before tells whether every earlier position of m's partition in this
-// poll completed (ready), or one of them will not (aborted), and returns
-// the channel that signals the next change.
+// poll completed (ready), or one of them will not (aborted), and, when
+// neither, the channel that signals the next change.
 func (r *Runner) before(m Message) (ready, aborted bool, changed <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	st := r.parts[partKey{m.Source, m.Partition}]
-	if r.stale {
-		return false, true, st.changed
+	if r.stale.Load() {
+		return false, true, nil
 	}
 	for pos := range st.aborted {
 		if pos < m.Position {
-			return false, true, st.changed
+			return false, true, nil
 		}
 	}
 	for pos := range st.pending {
 		if pos < m.Position {
-			return false, false, st.changed
+			return false, false, st.changedCh()
 		}
 	}
-	return true, false, st.changed
+	return true, false, nil
 }
 
 // awaitPredecessors waits until every earlier position of m's partition
@@ -151,7 +164,7 @@ func (r *Runner) fail(ps *pollState, m Message, err error) error {
 func (r *Runner) markStale() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.stale = true
+	r.stale.Store(true)
 	return ErrStale
 }
 
@@ -287,13 +300,9 @@ func (r *Runner) applyInTxOnce(ctx context.Context, m Message, work func(tx *sql
 // behind its key when held, applied otherwise, and recorded as undelivered
 // when the apply fails. It reports whether the handler applied it.
 func (r *Runner) deliver(ctx context.Context, ps *pollState, m Message) bool {
-	if r.skipped(m.Source, m.Partition, m.Position, m.Key) {
-		r.done(m, 0)
-		return false
-	}
-	status, recorded := r.holding(m)
+	skip, status, recorded := r.admit(m)
 	switch {
-	case recorded:
+	case skip, recorded:
 		r.done(m, 0)
 		return false
 	case status != "":

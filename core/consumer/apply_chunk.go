@@ -95,11 +95,8 @@ func (r *Runner) applyPartition(ctx context.Context, ps *pollState, msgs []Messa
 // plain tells whether m needs nothing but its handler: not skipped, not
 // held behind an undelivered message of its key, not recorded itself.
 func (r *Runner) plain(m Message) bool {
-	if r.skipped(m.Source, m.Partition, m.Position, m.Key) {
-		return false
-	}
-	status, recorded := r.holding(m)
-	return status == "" && !recorded
+	skip, status, recorded := r.admit(m)
+	return !skip && status == "" && !recorded
 }
 
 // applyChunk applies chunk (consecutive messages of one partition) in one

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
@@ -26,7 +27,7 @@ type pollState struct {
 	owned   map[int]int64
 	marks   map[string]int64 // each source's mark as this poll read it
 	failure error            // a database error recording a failure: ends the poll
-	halted  bool             // the runner halted the consumer in this poll
+	halted  atomic.Bool      // the runner halted the consumer in this poll
 }
 
 // newPoll begins a poll's state with a snapshot of the leases this
@@ -94,17 +95,9 @@ func (ps *pollState) err() error {
 	return ps.failure
 }
 
-func (ps *pollState) halt() {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	ps.halted = true
-}
+func (ps *pollState) halt() { ps.halted.Store(true) }
 
-func (ps *pollState) isHalted() bool {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	return ps.halted
-}
+func (ps *pollState) isHalted() bool { return ps.halted.Load() }
 
 func (ps *pollState) setMark(source string, mark int64) {
 	ps.mu.Lock()
@@ -141,7 +134,7 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 	}
 	r.c = c
 	ps := r.newPoll()
-	if !r.loaded || r.stale || c.Epoch != r.epoch {
+	if !r.loaded || r.stale.Load() || c.Epoch != r.epoch {
 		if err := r.load(ctx, c.Epoch); err != nil {
 			return 0, false, err
 		}
@@ -188,7 +181,7 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 			return n, false, err
 		}
 	}
-	return n, more && !r.stale, nil
+	return n, more && !r.stale.Load(), nil
 }
 
 // load reads the checkpoints: every partition resumes after its own, or
@@ -224,7 +217,8 @@ func (r *Runner) load(ctx context.Context, epoch int64) error {
 		}
 	}
 	r.mu.Lock()
-	r.parts, r.epoch, r.loaded, r.stale = parts, epoch, true, false
+	r.parts, r.epoch, r.loaded = parts, epoch, true
+	r.stale.Store(false)
 	r.mu.Unlock()
 	return nil
 }

@@ -103,7 +103,7 @@ func (u readUndo) restore() {
 
 // begin makes msgs the partition's pending messages of this poll.
 func (p *partState) begin(msgs []Message) {
-	p.pending, p.aborted, p.changed = make(map[int64]bool, len(msgs)), map[int64]bool{}, make(chan struct{})
+	p.pending, p.aborted, p.changed = make(map[int64]bool, len(msgs)), map[int64]bool{}, nil
 	for _, m := range msgs {
 		p.pending[m.Position] = true
 	}
@@ -154,15 +154,26 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 		}
 	}
 	limit := r.rangeLimit(s)
-	msgs, below, err := rr.ReadRangeMarked(ctx, after, mark, limit)
-	if err != nil {
-		return nil, false, err
+	msgs, ahead := r.takeAhead(ctx, s.Name(), after, mark, limit)
+	below := mark
+	if !ahead {
+		var err error
+		if msgs, below, err = rr.ReadRangeMarked(ctx, after, mark, limit); err != nil {
+			return nil, false, err
+		}
 	}
 	through, more := below, false
 	if len(msgs) == limit {
 		through, more = msgs[len(msgs)-1].Position, true
 	}
 	byPart := make([][]Message, s.Partitions())
+	counts := make([]int, s.Partitions())
+	for _, m := range msgs {
+		counts[m.Partition]++
+	}
+	for p, n := range counts {
+		byPart[p] = make([]Message, 0, n)
+	}
 	for _, m := range msgs {
 		if m.Position > through {
 			break
@@ -181,7 +192,7 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 			through, more = m.Position, true
 		}
 	}
-	var batch []Message
+	batch := make([]Message, 0, len(msgs))
 	for p := range s.Partitions() {
 		st := r.parts[partKey{s.Name(), p}]
 		if st.read >= through {
@@ -190,6 +201,11 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 		undo.begin(st, byPart[p])
 		batch = append(batch, byPart[p]...)
 		st.read = through
+	}
+	if more && through == msgs[len(msgs)-1].Position {
+		// The next poll reads from through (every partition read up to
+		// it): read that page while this one applies.
+		r.startAhead(ctx, s.Name(), rr, through, mark, limit)
 	}
 	return batch, more, nil
 }

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/lease"
@@ -84,7 +85,7 @@ type Runner struct {
 	parts  map[partKey]*partState
 	epoch  int64
 	loaded bool
-	stale  bool // a checkpoint write was fenced off: reload next poll
+	stale  atomic.Bool // a checkpoint write was fenced off: reload next poll (written under mu)
 	// epochSent is when the last read that found the consumer running
 	// under epochEpoch was sent (checkEpoch trusts it for EpochWindow).
 	epochSent  time.Time
@@ -104,6 +105,9 @@ type Runner struct {
 	// last is the latest poll's state (guarded by pollMu): the next poll
 	// compares its leases with it, a stop's flush saves under them.
 	last *pollState
+	// ahead is each source's next page being read while a poll applies
+	// (guarded by pollMu).
+	ahead map[string]*readAhead
 }
 
 type partKey struct {
@@ -120,7 +124,7 @@ type partState struct {
 	// (failed, skipped behind a failed key, rolled back): what follows
 	// them in a Transactional poll rolls back too.
 	aborted  map[int64]bool
-	changed  chan struct{} // closed and replaced at every completion or abort
+	changed  chan struct{} // made when an apply waits; closed at the next completion or abort
 	dirty    bool          // applied since the last save (written at once)
 	started  int64         // the highest position whose apply began
 	lastSave time.Time

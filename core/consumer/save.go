@@ -28,7 +28,7 @@ func (r *Runner) save(ctx context.Context, ps *pollState, all bool) error {
 		}
 		writes = append(writes, write{k, c, gen})
 	}
-	stale, epoch := r.stale, r.epoch
+	stale, epoch := r.stale.Load(), r.epoch
 	r.mu.Unlock()
 	if stale {
 		return nil

@@ -84,9 +84,13 @@ func (r *Runner) cleanSkips(ctx context.Context, s Source, sk []Skip, rows []Und
 // skipped tells whether a skip holds for key at (source, partition,
 // position).
 func (r *Runner) skipped(source string, partition int, position int64, key string) bool {
-	s := r.bySource[source]
 	r.dmu.Lock()
 	defer r.dmu.Unlock()
+	return r.skippedLocked(source, partition, position, key)
+}
+
+func (r *Runner) skippedLocked(source string, partition int, position int64, key string) bool {
+	s := r.bySource[source]
 	for _, k := range r.skips[source] {
 		if k.Position == position && (k.EveryKey || k.Key == key) && (k.Partition == partition || s != nil && s.OnePositionSpace()) {
 			return true
@@ -95,13 +99,23 @@ func (r *Runner) skipped(source string, partition int, position int64, key strin
 	return false
 }
 
-// holding is the status a new message of m's key is recorded with when an
+// admit is skipped and holding of a new message under one lock: skip, or
+// the status it is recorded with behind its key, or whether it has a row.
+func (r *Runner) admit(m Message) (skip bool, status DeliveryStatus, recorded bool) {
+	r.dmu.Lock()
+	defer r.dmu.Unlock()
+	if r.skippedLocked(m.Source, m.Partition, m.Position, m.Key) {
+		return true, "", false
+	}
+	status, recorded = r.holdingLocked(m)
+	return false, status, recorded
+}
+
+// holdingLocked (under dmu) is the status a new message of m's key is recorded with when an
 // earlier row holds the key ("" when none does): DEAD_LETTER_KEY behind a
 // DEAD_LETTER_KEY head, WAITING otherwise. recorded: m has a row already
 // (recorded before a crash left the checkpoint behind it).
-func (r *Runner) holding(m Message) (status DeliveryStatus, recorded bool) {
-	r.dmu.Lock()
-	defer r.dmu.Unlock()
+func (r *Runner) holdingLocked(m Message) (status DeliveryStatus, recorded bool) {
 	for _, u := range r.rows[refOf(m)] {
 		if u.Position == m.Position {
 			return "", true

@@ -40,7 +40,7 @@ type Source[R any] struct {
 // the mark on one server and the page on another that is behind. A page
 // shorter than limit means every record up to that mark was read.
 func (s Source[R]) Page(ctx context.Context, partition int, after int64, limit int) ([]R, int64, error) {
-	var page []R
+	page := make([]R, 0, min(max(limit, 0), maxPresize))
 	_, mark, err := s.read(ctx, partition, after, limit, func(r R) error {
 		page = append(page, r)
 		return nil
@@ -48,12 +48,17 @@ func (s Source[R]) Page(ctx context.Context, partition int, after int64, limit i
 	return page, mark, err
 }
 
+// maxPresize bounds the records a page makes room for before reading: a
+// catch-up page is read whole, and growing it as rows arrive copied it
+// over and over.
+const maxPresize = 10000
+
 // UpTo reads (after, upto] in a read-only transaction of its own, with the
 // log's start (if any) checked first, so a read below it is reported even
 // when there is nothing to read; upto must not exceed the mark, and must
 // come from the server the page is read from.
 func (s Source[R]) UpTo(ctx context.Context, partition int, after, upto int64, limit int) ([]R, error) {
-	var page []R
+	page := make([]R, 0, min(max(limit, 0), maxPresize))
 	err := s.inRead(ctx, func(q engine.Querier) error {
 		if s.Start != nil {
 			if err := s.Start(ctx, q, after); err != nil {
