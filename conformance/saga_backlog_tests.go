@@ -159,3 +159,44 @@ func testSagaDeadlineMetadata(t T, env *Env) {
 		}
 	}
 }
+
+// testSagaDueAcrossSagaTypes: a deliverer of two saga types, each read on
+// its own, delivers the earliest batch of them all, in due_at order.
+func testSagaDueAcrossSagaTypes(t T, env *Env) {
+	e := openEngine(t, env, defaultConfig(env))
+	var mu sync.Mutex
+	var order []string
+	fired := func(id string) { mu.Lock(); order = append(order, id); mu.Unlock() }
+	var targets []saga.Target
+	rigs := map[string]*sagaRig{}
+	for _, typ := range []string{"conformance.TypeA", "conformance.TypeB"} {
+		st, err := saga.Open(e, testSaga(typ, fired))
+		if err != nil {
+			t.Fatalf("saga.Open: %v", err)
+		}
+		targets = append(targets, st)
+		rigs[typ] = &sagaRig{e: e, st: st}
+	}
+	// Due order: a-1, b-1, a-2, b-2.
+	rigs["conformance.TypeA"].apply(t, sagaOpened{ID: "a-1", ArmMs: -5000})
+	rigs["conformance.TypeB"].apply(t, sagaOpened{ID: "b-1", ArmMs: -4000})
+	rigs["conformance.TypeA"].apply(t, sagaOpened{ID: "a-2", ArmMs: -3000})
+	rigs["conformance.TypeB"].apply(t, sagaOpened{ID: "b-2", ArmMs: -2000})
+	d, err := saga.NewDeadlines(e, targets, saga.WithBatch(2), saga.WithPollInterval(20*time.Millisecond),
+		saga.WithLeaseDuration(testtime.D(5*time.Second)))
+	if err != nil {
+		t.Fatalf("NewDeadlines: %v", err)
+	}
+	r := rigs["conformance.TypeA"]
+	if n := r.poll(t, d); n != 2 {
+		t.Fatalf("the first poll of a batch of 2 delivered %d", n)
+	}
+	if n := r.poll(t, d); n != 2 {
+		t.Fatalf("the second poll delivered %d, want the other 2", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(order, ","); got != "a-1,b-1,a-2,b-2" {
+		t.Errorf("delivered %s, want a-1,b-1,a-2,b-2 (due_at order across both saga types)", got)
+	}
+}

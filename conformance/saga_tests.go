@@ -36,6 +36,7 @@ func sagaTests() []Test {
 		{"saga/failing_deadline_does_not_starve_others", testSagaFailingDeadlineNoStarve},
 		{"saga/due_read_bounded_by_batch", testSagaDueReadBounded},
 		{"saga/deadline_metadata_restored", testSagaDeadlineMetadata},
+		{"saga/due_read_merges_saga_types_in_due_order", testSagaDueAcrossSagaTypes},
 	}
 }
 

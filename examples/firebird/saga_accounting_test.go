@@ -23,5 +23,6 @@ func init() {
 		"saga/failing_deadline_does_not_starve_others",
 		"saga/due_read_bounded_by_batch",
 		"saga/deadline_metadata_restored",
+		"saga/due_read_merges_saga_types_in_due_order",
 	)
 }
