@@ -2,10 +2,13 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/saga"
 	"github.com/tidemarkdb/tidemark/core/stmt"
 	"github.com/tidemarkdb/tidemark/internal/testtime"
@@ -266,4 +269,106 @@ func testSagaScheduledPurge(t T, env *Env) {
 			t.Errorf("the scheduled purge removed %s", id)
 		}
 	}
+}
+
+// errHandlerFails is the failure of failingSaga's deadline handler.
+var errHandlerFails = errors.New("conformance: this deadline's handler always fails")
+
+// failingSaga is the suite's saga whose "timeout" handler fails (not
+// transiently) for every instance whose id starts with "bad-"; tries
+// counts the handler's runs per instance.
+func failingSaga(sagaType string, tries *sync.Map) *saga.Saga[sagaState] {
+	s := saga.New[sagaState](sagaType)
+	saga.StartOn(s, func(e sagaOpened) string { return e.ID }, func(ctx saga.Context, e sagaOpened, st *sagaState) error {
+		st.Opened++
+		return saga.Schedule(ctx, sagaTimeout, saga.In(time.Duration(e.ArmMs)*time.Millisecond), nil)
+	})
+	saga.OnDeadline(s, sagaTimeout, func(ctx saga.Context, _ string, st *sagaState) error {
+		n, _ := tries.LoadOrStore(ctx.SagaID(), new(int))
+		*n.(*int)++
+		if strings.HasPrefix(ctx.SagaID(), "bad-") {
+			return errHandlerFails
+		}
+		st.Fired++
+		return nil
+	})
+	return s
+}
+
+// dueAt reads the due_at of the saga's deadline of instance sagaID.
+func dueAt(t T, e *engine.Engine, sagaType, sagaID string) time.Time {
+	t.Helper()
+	c, err := e.CompileText(`SELECT due_at FROM ${saga_deadlines_table} WHERE saga_type = #{saga_type} AND saga_id = #{saga_id}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := c.Args(map[string]any{"saga_type": sagaType, "saga_id": sagaID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at engine.UTCTime
+	if err := e.DB.QueryRowContext(context.Background(), c.SQL, args...).Scan(&at); err != nil {
+		t.Fatalf("due_at of %s: %v", sagaID, err)
+	}
+	return time.Time(at)
+}
+
+// testSagaFailingDeadlineNoStarve: three due deadlines whose handler
+// always fails, due before a good one, with a batch of two: the good one is
+// delivered within two polls (a failed delivery pushes its deadline's
+// due_at past the database clock's now, so it sorts after every deadline
+// already due); the failing ones stay pending, due later than before, and
+// are tried again once the database clock reaches them.
+func testSagaFailingDeadlineNoStarve(t T, env *Env) {
+	e := openEngine(t, env, defaultConfig(env))
+	var tries sync.Map
+	const typ = "conformance.FailingDeadline"
+	st, err := saga.Open(e, failingSaga(typ, &tries))
+	if err != nil {
+		t.Fatalf("saga.Open: %v", err)
+	}
+	r := &sagaRig{e: e, st: st}
+	bad := []string{"bad-1", "bad-2", "bad-3"}
+	for i, id := range bad {
+		r.apply(t, sagaOpened{ID: id, ArmMs: int64(-4000 + 1000*i)})
+	}
+	r.apply(t, sagaOpened{ID: "good", ArmMs: -1})
+	before := map[string]time.Time{}
+	for _, id := range bad {
+		before[id] = dueAt(t, e, typ, id)
+	}
+	d, err := saga.NewDeadlines(e, []saga.Target{st}, saga.WithBatch(2), saga.WithPollInterval(20*time.Millisecond),
+		saga.WithLeaseDuration(testtime.D(5*time.Second)))
+	if err != nil {
+		t.Fatalf("NewDeadlines: %v", err)
+	}
+	for poll := 1; poll <= 3; poll++ {
+		_, err := d.Poll(context.Background())
+		if err != nil && !errors.Is(err, errHandlerFails) {
+			t.Fatalf("poll %d: %v", poll, err)
+		}
+		if in, _ := r.get(t, "good"); in.State.Fired == 1 {
+			break
+		}
+	}
+	if in, _ := r.get(t, "good"); in.State.Fired != 1 {
+		t.Fatalf("after 3 polls of a batch of 2, the good deadline fired %d times: the failing ones ahead of it starve it", in.State.Fired)
+	}
+	for _, id := range bad {
+		if n := r.pending(t, id); n != 1 {
+			t.Errorf("%s has %d deadlines pending after its handler failed; want 1 (never lost)", id, n)
+		}
+	}
+	for _, id := range bad {
+		if after := dueAt(t, e, typ, id); !after.After(before[id]) {
+			t.Errorf("%s failed and is due at %v, as before (%v); want it pushed later", id, after, before[id])
+		}
+	}
+	waitFor(t, "bad-1 tried again once the database clock reached its new due time", func() bool {
+		if _, err := d.Poll(context.Background()); err != nil && !errors.Is(err, errHandlerFails) {
+			t.Fatalf("poll: %v", err)
+		}
+		n, _ := tries.Load("bad-1")
+		return *n.(*int) >= 2
+	})
 }

@@ -57,6 +57,12 @@ func testSagaOperatorStatus(t T, env *Env) {
 	if other, err := saga.List(ctx, r.e, "nobody", 10); err != nil || len(other) != 0 {
 		t.Errorf("List(nobody) = %+v, %v; want none", other, err)
 	}
+	if all, err := saga.List(ctx, r.e, "", 3); err != nil || len(all) != 3 {
+		t.Errorf("List(all, limit 3) = %+v, %v; want 3", all, err)
+	}
+	if _, err := saga.List(ctx, r.e, "", 0); !errors.Is(err, saga.ErrInvalidDeclaration) {
+		t.Errorf("List(limit 0): %v, want ErrInvalidDeclaration", err)
+	}
 	if _, err := saga.PurgeType(ctx, r.e, "NOT_A_SAGA_TABLE", r.st.SagaType(), 0); !errors.Is(err, saga.ErrInvalidDeclaration) {
 		t.Errorf("PurgeType on an unknown table: %v, want ErrInvalidDeclaration", err)
 	}

@@ -33,6 +33,10 @@ func sagaTests() []Test {
 		{"saga/deadline_lock_one_holder_takeover_own_lease", testSagaDeadlineLock},
 		{"saga/scheduled_purge_by_lease_holder", testSagaScheduledPurge},
 		{"saga/deadline_due_across_session_time_zones", testSagaSessionZone},
+		{"saga/failing_deadline_does_not_starve_others", testSagaFailingDeadlineNoStarve},
+		{"saga/due_read_bounded_by_batch", testSagaDueReadBounded},
+		{"saga/deadline_metadata_restored", testSagaDeadlineMetadata},
+		{"saga/due_read_merges_saga_types_in_due_order", testSagaDueAcrossSagaTypes},
 	}
 }
 
@@ -319,5 +323,15 @@ func testSagaRefused(t T, env *Env) {
 	}
 	if _, err := saga.NewDeadlines(e, nil); err == nil {
 		t.Errorf("NewDeadlines with no saga: no error")
+	}
+	// A store of another engine: its SQL would run in a transaction of
+	// the deliverer's engine (another database, in general).
+	other, err := saga.Open(openEngine(t, env, defaultConfig(env)), testSaga("conformance.OtherEngine", nil))
+	if err != nil {
+		t.Fatalf("saga.Open on a second engine: %v", err)
+	}
+	var opt *saga.InvalidOptionError
+	if _, err := saga.NewDeadlines(e, []saga.Target{other}); !errors.As(err, &opt) {
+		t.Errorf("NewDeadlines with a store of another engine: %v, want *InvalidOptionError", err)
 	}
 }

@@ -18,13 +18,15 @@ func ansiSagaStatements() map[StatementID]string {
 //
 //	maps.Copy(st, dialect.SagaStatements(now, expiry))
 //
-// SagaDeadlinesDue has no paging clause: the core reads a batch of rows
-// and closes the result.
+// SagaDeadlinesDue, SagaList and SagaListType end in ANSI's paging clause
+// (FETCH FIRST #{limit} ROWS ONLY): an engine that pages otherwise rewrites
+// them after the merge (LimitPaging does for LIMIT engines).
 func SagaStatements(now, expiry string) map[StatementID]string {
 	plus := func(bind string) string { return strings.ReplaceAll(expiry, "#{lease_millis}", "#{"+bind+"}") }
 	const key = ` WHERE saga_type = #{saga_type} AND saga_id = #{saga_id}`
 	const inst, dl, locks = `${saga_instances_table}`, `${saga_deadlines_table}`, `${saga_deadline_locks_table}`
 	const pub = `${event_publication_metadata_table}`
+	const list = `SELECT id, saga_type, saga_id, version, CASE WHEN completed_at IS NULL THEN 0 ELSE 1 END FROM ` + inst
 	return map[StatementID]string{
 		SagaLoad:     `SELECT id, state_json, version, CASE WHEN completed_at IS NULL THEN 0 ELSE 1 END FROM ` + inst + key,
 		SagaInsert:   `INSERT INTO ` + inst + ` (id, saga_type, saga_id, state_json, version) VALUES (#{id}, #{saga_type}, #{saga_id}, #{state_json}, #{version})`,
@@ -36,10 +38,12 @@ func SagaStatements(now, expiry string) map[StatementID]string {
 			`VALUES (#{id}, #{saga_type}, #{saga_id}, #{name}, ` + plus("due_millis") + `, #{payload_json}, #{metadata_json})`,
 		SagaDeadlineCancel:    `DELETE FROM ` + dl + key + ` AND name = #{name}`,
 		SagaDeadlineCancelAll: `DELETE FROM ` + dl + key,
-		SagaDeadlinesDue:      `SELECT id, saga_type, saga_id, name, payload_json FROM ` + dl + ` WHERE due_at <= ` + now + ` ORDER BY due_at, id`,
-		SagaDeadlineTake:      `DELETE FROM ` + dl + ` WHERE id = #{id}`,
-		SagaDeadlinesPending:  `SELECT COUNT(*) FROM ` + dl + key,
-		SagaLockInsert:        `INSERT INTO ` + locks + ` (lock_name, owner, expires_at) VALUES (#{lock_name}, #{owner}, ` + expiry + `)`,
+		SagaDeadlinesDue: `SELECT id, saga_type, saga_id, name, due_at, payload_json, metadata_json FROM ` + dl +
+			` WHERE saga_type = #{saga_type} AND due_at <= ` + now + ` ORDER BY due_at, id FETCH FIRST #{limit} ROWS ONLY`,
+		SagaDeadlineRetry:    `UPDATE ` + dl + ` SET due_at = ` + plus("due_millis") + ` WHERE id = #{id}`,
+		SagaDeadlineTake:     `DELETE FROM ` + dl + ` WHERE id = #{id}`,
+		SagaDeadlinesPending: `SELECT COUNT(*) FROM ` + dl + key,
+		SagaLockInsert:       `INSERT INTO ` + locks + ` (lock_name, owner, expires_at) VALUES (#{lock_name}, #{owner}, ` + expiry + `)`,
 		SagaLockAcquire: `UPDATE ` + locks + ` SET owner = #{owner}, expires_at = ` + expiry +
 			` WHERE lock_name = #{lock_name} AND (owner = #{owner} OR expires_at < ` + now + `)`,
 		SagaLockRelease: `DELETE FROM ` + locks + ` WHERE lock_name = #{lock_name} AND owner = #{owner}`,
@@ -47,8 +51,8 @@ func SagaStatements(now, expiry string) map[StatementID]string {
 			` WHERE lock_name = #{lock_name}`,
 		SagaCounts:         `SELECT saga_type, COUNT(*), COUNT(completed_at) FROM ` + inst + ` GROUP BY saga_type`,
 		SagaDeadlineCounts: `SELECT saga_type, COUNT(*), MIN(due_at), COUNT(CASE WHEN due_at <= ` + now + ` THEN 1 END) FROM ` + dl + ` GROUP BY saga_type`,
-		SagaList: `SELECT id, saga_type, saga_id, version, CASE WHEN completed_at IS NULL THEN 0 ELSE 1 END FROM ` + inst +
-			` ORDER BY saga_type, saga_id`,
+		SagaList:           list + ` ORDER BY saga_type, saga_id FETCH FIRST #{limit} ROWS ONLY`,
+		SagaListType:       list + ` WHERE saga_type = #{saga_type} ORDER BY saga_type, saga_id FETCH FIRST #{limit} ROWS ONLY`,
 
 		PublicationInsert:   `INSERT INTO ` + pub + ` (PUBLICATION_ID, METADATA) VALUES (#{publication_id}, #{metadata_text})`,
 		PublicationUpdate:   `UPDATE ` + pub + ` SET METADATA = #{metadata_text} WHERE PUBLICATION_ID = #{publication_id}`,

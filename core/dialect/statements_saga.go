@@ -34,10 +34,16 @@ const (
 	SagaDeadlineCancel StatementID = "saga.deadline_cancel"
 	// SagaDeadlineCancelAll deletes every deadline of the instance.
 	SagaDeadlineCancelAll StatementID = "saga.deadline_cancel_all"
-	// SagaDeadlinesDue returns (id, saga_type, saga_id, name, payload_json)
-	// of every deadline whose due_at is not after the database clock, in
-	// due_at order (the core stops reading after a batch).
+	// SagaDeadlinesDue returns (id, saga_type, saga_id, name, due_at,
+	// payload_json, metadata_json) of the deadlines of #{saga_type} whose
+	// due_at is not after the database clock, in due_at, id order, at most
+	// #{limit} rows (the dialect's paging clause: the database stops, not
+	// the driver).
 	SagaDeadlinesDue StatementID = "saga.deadlines_due"
+	// SagaDeadlineRetry sets the due_at of deadline #{id} to the database
+	// clock plus #{due_millis}: a deadline whose handler failed is tried
+	// again later, behind the deadlines already due.
+	SagaDeadlineRetry StatementID = "saga.deadline_retry"
 	// SagaDeadlineTake deletes deadline #{id}; the core reads the affected
 	// row count (1: this transaction delivers it, 0: cancelled or taken).
 	SagaDeadlineTake StatementID = "saga.deadline_take"
@@ -66,9 +72,11 @@ const (
 	// on the database clock (still there: not delivered yet).
 	SagaDeadlineCounts StatementID = "saga.deadline_counts"
 	// SagaList returns (id, saga_type, saga_id, version, completed) of
-	// every instance of the table, by saga_type and saga_id (the core
-	// stops reading at its limit).
+	// the instances of the table, by saga_type and saga_id, at most
+	// #{limit} rows (the dialect's paging clause).
 	SagaList StatementID = "saga.list"
+	// SagaListType is SagaList of the instances of #{saga_type} only.
+	SagaListType StatementID = "saga.list_type"
 )
 
 var (
@@ -87,7 +95,9 @@ var sagaStatements = []StatementSpec{
 	{ID: SagaDeadlineSchedule, Binds: []string{"id", "saga_type", "saga_id", "name", "due_millis", "payload_json", "metadata_json"}, Tables: sagaDeadlines},
 	{ID: SagaDeadlineCancel, Binds: []string{"saga_type", "saga_id", "name"}, Tables: sagaDeadlines},
 	{ID: SagaDeadlineCancelAll, Binds: sagaKey, Tables: sagaDeadlines},
-	{ID: SagaDeadlinesDue, Tables: sagaDeadlines, Returns: []string{"id", "saga_type", "saga_id", "name", "payload_json"}},
+	{ID: SagaDeadlinesDue, Binds: []string{"saga_type", "limit"}, Tables: sagaDeadlines,
+		Returns: []string{"id", "saga_type", "saga_id", "name", "due_at", "payload_json", "metadata_json"}},
+	{ID: SagaDeadlineRetry, Binds: []string{"id", "due_millis"}, Tables: sagaDeadlines},
 	{ID: SagaDeadlineTake, Binds: []string{"id"}, Tables: sagaDeadlines},
 	{ID: SagaDeadlinesPending, Binds: sagaKey, Tables: sagaDeadlines, Returns: []string{"n"}},
 	{ID: SagaLockInsert, Binds: []string{"lock_name", "owner", "lease_millis"}, Tables: sagaLocks},
@@ -96,7 +106,8 @@ var sagaStatements = []StatementSpec{
 	{ID: SagaLockRead, Binds: []string{"lock_name"}, Tables: sagaLocks, Returns: []string{"owner", "expires_at", "live"}},
 	{ID: SagaCounts, Tables: sagaInstances, Returns: []string{"saga_type", "n", "completed_count"}},
 	{ID: SagaDeadlineCounts, Tables: sagaDeadlines, Returns: []string{"saga_type", "n", "next_due", "overdue"}},
-	{ID: SagaList, Tables: sagaInstances, Returns: []string{"id", "saga_type", "saga_id", "version", "completed"}},
+	{ID: SagaList, Binds: []string{"limit"}, Tables: sagaInstances, Returns: []string{"id", "saga_type", "saga_id", "version", "completed"}},
+	{ID: SagaListType, Binds: []string{"saga_type", "limit"}, Tables: sagaInstances, Returns: []string{"id", "saga_type", "saga_id", "version", "completed"}},
 }
 
 // EVENT_PUBLICATION_METADATA, ${event_publication_metadata_table}: one row

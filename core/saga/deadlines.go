@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,13 +26,22 @@ const DeliveryLock = "saga-deadline-delivery"
 // Deadline is a due deadline as a Target gets it.
 type Deadline struct {
 	ID, SagaType, SagaID, Name string
+	// DueAt is when it fell due, on the database clock (UTC).
+	DueAt time.Time
 	// Payload is the scheduled payload as the codec wrote it (nil: none).
 	Payload []byte
+	// Metadata is its metadata_json: the metadata of the event whose
+	// handler scheduled it, carried on by a deadline handler that
+	// schedules another (nil: none).
+	Metadata []byte
 }
 
 // Target delivers the deadlines of one saga type: a *Store.
 type Target interface {
 	SagaType() string
+	// Engine is the engine the target runs its SQL on: it must be the
+	// deliverer's, whose transaction DeliverDeadline runs in.
+	Engine() *engine.Engine
 	// DeliverDeadline runs the deadline's handler on its instance in tx
 	// (the deadline's row is already deleted there).
 	DeliverDeadline(ctx context.Context, tx *sql.Tx, d Deadline) error
@@ -53,6 +65,8 @@ type deadlineOptions struct {
 	logger        *slog.Logger
 	purgeAge      time.Duration
 	purgeEvery    time.Duration
+	retryFirst    time.Duration
+	retryMax      time.Duration
 }
 
 // WithLease polls while l is held, instead of holding the
@@ -105,9 +119,10 @@ type Deadlines struct {
 	opts    deadlineOptions
 	lock    *lockLease // nil with WithLease
 
-	mu      sync.Mutex // one poll (or purge) at a time
-	renewed time.Time  // when the lease was last confirmed (monotonic, this process)
-	purged  time.Time  // when Run last purged (monotonic, this process)
+	mu       sync.Mutex     // one poll (or purge) at a time
+	renewed  time.Time      // when the lease was last confirmed (monotonic, this process)
+	purged   time.Time      // when Run last purged (monotonic, this process)
+	failures map[string]int // failed deliveries in a row, by deadline id (this process)
 }
 
 // InvalidOptionError reports an option NewDeadlines refuses.
@@ -119,38 +134,64 @@ func (e *InvalidOptionError) Error() string {
 
 // NewDeadlines makes the deliverer of targets' deadlines on e.
 func NewDeadlines(e *engine.Engine, targets []Target, opts ...DeadlineOption) (*Deadlines, error) {
-	o := deadlineOptions{poll: lease.DefaultHeartbeatInterval, leaseOf: lease.DefaultLeaseDuration, batch: 100, logger: slog.Default()}
+	o := deadlineOptions{poll: lease.DefaultHeartbeatInterval, leaseOf: lease.DefaultLeaseDuration, batch: 100, logger: slog.Default(),
+		retryFirst: DefaultRetryFirst, retryMax: DefaultRetryMax}
 	for _, f := range opts {
 		f(&o)
 	}
-	switch {
-	case o.poll <= 0:
-		return nil, &InvalidOptionError{"poll interval", "must be positive"}
-	case o.lease == nil && o.leaseOf <= o.poll:
-		return nil, &InvalidOptionError{"lease duration", fmt.Sprintf("must exceed the poll interval %s", o.poll)}
-	case o.batch <= 0:
-		return nil, &InvalidOptionError{"batch", "must be positive"}
-	case o.purgeAge < 0 || o.purgeEvery < 0:
-		return nil, &InvalidOptionError{"purge", "age and interval must not be negative"}
-	case len(targets) == 0:
-		return nil, &InvalidOptionError{"targets", "must name at least one saga"}
+	if err := o.check(len(targets)); err != nil {
+		return nil, err
 	}
 	if o.owner == "" {
 		host, _ := os.Hostname()
 		o.owner = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
 	}
-	d := &Deadlines{e: e, targets: map[string]Target{}, opts: o}
+	d := &Deadlines{e: e, targets: map[string]Target{}, opts: o, failures: map[string]int{}}
 	for _, t := range targets {
-		if _, dup := d.targets[t.SagaType()]; dup {
-			return nil, &InvalidOptionError{"targets", fmt.Sprintf("name saga %q twice", t.SagaType())}
+		if err := d.add(t); err != nil {
+			return nil, err
 		}
-		d.targets[t.SagaType()] = t
 	}
 	if o.lease == nil {
 		d.lock = &lockLease{e: e, owner: o.owner, dur: o.leaseOf}
 		d.opts.lease = d.lock
 	}
 	return d, nil
+}
+
+// check refuses options NewDeadlines cannot run with.
+func (o *deadlineOptions) check(targets int) error {
+	switch {
+	case o.poll <= 0:
+		return &InvalidOptionError{"poll interval", "must be positive"}
+	case o.lease == nil && o.leaseOf <= o.poll:
+		return &InvalidOptionError{"lease duration", fmt.Sprintf("must exceed the poll interval %s", o.poll)}
+	case o.batch <= 0:
+		return &InvalidOptionError{"batch", "must be positive"}
+	case o.purgeAge < 0 || o.purgeEvery < 0:
+		return &InvalidOptionError{"purge", "age and interval must not be negative"}
+	case o.retryFirst <= 0 || o.retryMax < o.retryFirst:
+		return &InvalidOptionError{"retry delay", fmt.Sprintf("must be positive, its maximum %s at least its first %s", o.retryMax, o.retryFirst)}
+	case targets == 0:
+		return &InvalidOptionError{"targets", "must name at least one saga"}
+	}
+	return nil
+}
+
+// add routes t's saga type to t: once, and only a target on the
+// deliverer's engine (its SQL runs in the deliverer's transaction).
+func (d *Deadlines) add(t Target) error {
+	if t == nil {
+		return &InvalidOptionError{"targets", "must not hold nil"}
+	}
+	if t.Engine() != d.e {
+		return &InvalidOptionError{"targets", fmt.Sprintf("saga %q is bound to another engine than the deliverer's", t.SagaType())}
+	}
+	if _, dup := d.targets[t.SagaType()]; dup {
+		return &InvalidOptionError{"targets", fmt.Sprintf("name saga %q twice", t.SagaType())}
+	}
+	d.targets[t.SagaType()] = t
+	return nil
 }
 
 // Owner is the name this process holds the lock row under.
@@ -162,8 +203,10 @@ func (d *Deadlines) Owner() string { return d.opts.owner }
 func (d *Deadlines) Run(ctx context.Context) error {
 	defer d.release()
 	for {
-		if _, err := d.Poll(ctx); err != nil && ctx.Err() == nil {
-			d.opts.logger.Warn("saga deadlines: poll failed", "owner", d.opts.owner, "err", err)
+		if _, err := d.Poll(ctx); ctx.Err() == nil {
+			if err = undelivered(err); err != nil { // Poll logged each failed delivery
+				d.opts.logger.Warn("saga deadlines: poll failed", "owner", d.opts.owner, "err", err)
+			}
 		}
 		d.purge(ctx)
 		if err := engine.Sleep(ctx, d.opts.poll); err != nil {
@@ -175,8 +218,10 @@ func (d *Deadlines) Run(ctx context.Context) error {
 // Poll runs one poll: when the lease is held, it reads up to a batch of
 // due deadlines (due on the database clock) and delivers each; it returns
 // how many it delivered; polls of one Deadlines run one at a time. A
-// delivery whose handler fails is rolled back
-// (the deadline stays due for a later poll) and joined into the error.
+// delivery that fails is rolled back, logged at warn and joined into the
+// error as a *DeliveryError; when its error is not transient, the
+// deadline is then tried again later (see WithRetryDelay), so a failing
+// deadline never holds back the others.
 func (d *Deadlines) Poll(ctx context.Context) (int, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -195,8 +240,10 @@ func (d *Deadlines) Poll(ctx context.Context) (int, error) {
 		}
 		ok, err := d.deliver(ctx, dl)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("deadline %s (%s %s %q): %w", dl.ID, dl.SagaType, dl.SagaID, dl.Name, err))
+			errs = append(errs, d.failed(ctx, dl, err))
+			continue
 		}
+		delete(d.failures, dl.ID)
 		if ok {
 			n++
 		}
@@ -217,25 +264,47 @@ func (d *Deadlines) held(ctx context.Context, force bool) (bool, error) {
 	return ok, err
 }
 
-// due reads up to a batch of due deadlines of this process's saga types.
+// due reads up to a batch of due deadlines of this process's saga types,
+// in due_at order: up to a batch of each type (the database filters the
+// type and stops at the batch), merged.
 func (d *Deadlines) due(ctx context.Context) ([]Deadline, error) {
-	rows, err := stmt.QuerySagaDeadlinesDue(ctx, d.e, d.e.DB)
+	var out []Deadline
+	for _, typ := range slices.Sorted(maps.Keys(d.targets)) {
+		got, err := d.dueOf(ctx, typ)
+		if err != nil {
+			return nil, fmt.Errorf("saga deadlines: reading due deadlines of %q: %w", typ, err)
+		}
+		out = append(out, got...)
+	}
+	slices.SortStableFunc(out, func(a, b Deadline) int {
+		if c := a.DueAt.Compare(b.DueAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out[:min(len(out), d.opts.batch)], nil
+}
+
+// dueOf reads up to a batch of due deadlines of sagaType, to the end of
+// the result.
+func (d *Deadlines) dueOf(ctx context.Context, sagaType string) ([]Deadline, error) {
+	rows, err := stmt.QuerySagaDeadlinesDue(ctx, d.e, d.e.DB, stmt.SagaDeadlinesDueParams{SagaType: sagaType, Limit: d.opts.batch})
 	if err != nil {
-		return nil, fmt.Errorf("saga deadlines: reading due deadlines: %w", err)
+		return nil, err
 	}
 	defer rows.Close()
 	var out []Deadline
-	for len(out) < d.opts.batch && rows.Next() {
+	for rows.Next() {
 		r, err := rows.Row()
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := d.targets[r.SagaType]; !ok {
-			continue
-		}
-		dl := Deadline{ID: string(r.ID), SagaType: r.SagaType, SagaID: r.SagaID, Name: r.Name}
+		dl := Deadline{ID: string(r.ID), SagaType: r.SagaType, SagaID: r.SagaID, Name: r.Name, DueAt: time.Time(r.DueAt)}
 		if r.PayloadJson.Valid {
 			dl.Payload = []byte(r.PayloadJson.String)
+		}
+		if r.MetadataJson.Valid {
+			dl.Metadata = []byte(r.MetadataJson.String)
 		}
 		out = append(out, dl)
 	}
@@ -309,6 +378,6 @@ func (st *Store[S]) DeliverDeadline(ctx context.Context, tx *sql.Tx, d Deadline)
 	if !ok {
 		return nil
 	}
-	sc := &scope{ctx: ctx, e: st.e, tx: tx, codec: st.s.codec, sagaType: st.s.typ, sagaID: d.SagaID, known: st.knows}
+	sc := &scope{ctx: ctx, e: st.e, tx: tx, codec: st.s.codec, sagaType: st.s.typ, sagaID: d.SagaID, metadata: d.Metadata, known: st.knows}
 	return st.run(sc, false, func(sc *scope, s *S) error { return fn(sc, d.Payload, st.s.codec, s) })
 }

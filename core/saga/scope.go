@@ -24,6 +24,18 @@ type Context struct {
 // SagaID is the id of the instance the handler runs on.
 func (c Context) SagaID() string { return c.sc.sagaID }
 
+// Metadata is the metadata of what the handler runs for: the stored
+// event's metadata in an event handler, the deadline's metadata_json in a
+// deadline handler (the metadata of the event whose handler scheduled it);
+// nil when there is none. A deadline scheduled from either handler stores
+// it as its metadata_json.
+func (c Context) Metadata() []byte {
+	if c.sc == nil {
+		return nil
+	}
+	return c.sc.metadata
+}
+
 // Tx is the apply's transaction: the handler's own writes to the same
 // database commit or roll back with the saga's update.
 func (c Context) Tx() *sql.Tx { return c.sc.tx }

@@ -117,24 +117,30 @@ type Listed struct {
 }
 
 // List reads up to limit instances of every saga table of e (of sagaType
-// only, when not empty), by table, saga type and saga id.
+// only, when not empty), by table, saga type and saga id. The database
+// filters the saga type and stops at the limit. A limit below 1 is a
+// *DeclarationError, before any SQL.
 func List(ctx context.Context, e *engine.Engine, sagaType string, limit int) ([]Listed, error) {
+	if limit < 1 {
+		return nil, &DeclarationError{SagaType: sagaType, What: fmt.Sprintf("a list limit must be positive, got %d", limit)}
+	}
 	var out []Listed
 	for _, table := range e.Names.SagaTables {
-		rows, err := stmt.QuerySagaList(ctx, e, e.DB, stmt.SagaListParams{SagaInstancesTable: table})
+		if len(out) >= limit {
+			break
+		}
+		rows, err := listRows(ctx, e, table, sagaType, limit-len(out))
 		if err != nil {
 			return nil, fmt.Errorf("saga list of %s: %w", table, err)
 		}
 		err = func() error {
 			defer rows.Close()
-			for len(out) < limit && rows.Next() {
+			for rows.Next() {
 				r, err := rows.Row()
 				if err != nil {
 					return err
 				}
-				if sagaType == "" || r.SagaType == sagaType {
-					out = append(out, Listed{Table: table, ID: string(r.ID), SagaType: r.SagaType, SagaID: r.SagaID, Version: r.Version, Completed: r.Completed != 0})
-				}
+				out = append(out, Listed{Table: table, ID: string(r.ID), SagaType: r.SagaType, SagaID: r.SagaID, Version: r.Version, Completed: r.Completed != 0})
 			}
 			return rows.Err()
 		}()
@@ -143,6 +149,15 @@ func List(ctx context.Context, e *engine.Engine, sagaType string, limit int) ([]
 		}
 	}
 	return out, nil
+}
+
+// listRows reads up to limit instances of table: of sagaType only when it
+// is not empty.
+func listRows(ctx context.Context, e *engine.Engine, table, sagaType string, limit int) (stmt.Rows[stmt.SagaListRow], error) {
+	if sagaType == "" {
+		return stmt.QuerySagaList(ctx, e, e.DB, stmt.SagaListParams{Limit: limit, SagaInstancesTable: table})
+	}
+	return stmt.QuerySagaListType(ctx, e, e.DB, stmt.SagaListTypeParams{SagaType: sagaType, Limit: limit, SagaInstancesTable: table})
 }
 
 // PurgeType is Store.Purge without the declaration: it deletes the

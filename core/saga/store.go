@@ -74,6 +74,10 @@ func Open[S any](e *engine.Engine, s *Saga[S]) (*Store[S], error) {
 // Table is the saga's instance table.
 func (st *Store[S]) Table() string { return st.table }
 
+// Engine is the engine the store runs on (Deadlines refuses a store of
+// another engine than its own).
+func (st *Store[S]) Engine() *engine.Engine { return st.e }
+
 // SagaType is the saga's type (Deadlines uses it to route deadlines).
 func (st *Store[S]) SagaType() string { return st.s.typ }
 

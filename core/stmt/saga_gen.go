@@ -270,9 +270,24 @@ func ExecSagaDeadlineCancelAll(ctx context.Context, e *engine.Engine, q engine.Q
 	return e.Exec(ctx, q, dialect.SagaDeadlineCancelAll, nil, p.args())
 }
 
+// SagaDeadlinesDueParams are the binds of dialect.SagaDeadlinesDue.
+type SagaDeadlinesDueParams struct {
+	// SagaType is #{saga_type}.
+	SagaType string
+	// Limit is #{limit}.
+	Limit int
+}
+
+func (p SagaDeadlinesDueParams) args() map[string]any {
+	return map[string]any{
+		"saga_type": p.SagaType,
+		"limit":     p.Limit,
+	}
+}
+
 // ExecSagaDeadlinesDue runs dialect.SagaDeadlinesDue on q (see engine.Engine.Exec).
-func ExecSagaDeadlinesDue(ctx context.Context, e *engine.Engine, q engine.Querier) (sql.Result, error) {
-	return e.Exec(ctx, q, dialect.SagaDeadlinesDue, nil, nil)
+func ExecSagaDeadlinesDue(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaDeadlinesDueParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.SagaDeadlinesDue, nil, p.args())
 }
 
 // SagaDeadlinesDueRow is a row of dialect.SagaDeadlinesDue.
@@ -285,26 +300,50 @@ type SagaDeadlinesDueRow struct {
 	SagaID string
 	// Name is column name.
 	Name string
+	// DueAt is column due_at.
+	DueAt engine.UTCTime
 	// PayloadJson is column payload_json.
 	PayloadJson sql.NullString
+	// MetadataJson is column metadata_json.
+	MetadataJson sql.NullString
 }
 
 func scanSagaDeadlinesDue(s scanner, r *SagaDeadlinesDueRow) error {
-	return s.Scan(&r.ID, &r.SagaType, &r.SagaID, &r.Name, &r.PayloadJson)
+	return s.Scan(&r.ID, &r.SagaType, &r.SagaID, &r.Name, &r.DueAt, &r.PayloadJson, &r.MetadataJson)
 }
 
 // QuerySagaDeadlinesDue runs dialect.SagaDeadlinesDue on q and returns its rows (see engine.Engine.Query).
-func QuerySagaDeadlinesDue(ctx context.Context, e *engine.Engine, q engine.Querier) (Rows[SagaDeadlinesDueRow], error) {
-	rows, err := e.Query(ctx, q, dialect.SagaDeadlinesDue, nil, nil)
+func QuerySagaDeadlinesDue(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaDeadlinesDueParams) (Rows[SagaDeadlinesDueRow], error) {
+	rows, err := e.Query(ctx, q, dialect.SagaDeadlinesDue, nil, p.args())
 	return Rows[SagaDeadlinesDueRow]{rows: rows, e: e, scan: scanSagaDeadlinesDue}, err
 }
 
 // QueryRowSagaDeadlinesDue runs dialect.SagaDeadlinesDue on q and scans its one row; sql.ErrNoRows when
 // there is none (see engine.Engine.QueryRow).
-func QueryRowSagaDeadlinesDue(ctx context.Context, e *engine.Engine, q engine.Querier) (SagaDeadlinesDueRow, error) {
+func QueryRowSagaDeadlinesDue(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaDeadlinesDueParams) (SagaDeadlinesDueRow, error) {
 	var r SagaDeadlinesDueRow
-	err := scanSagaDeadlinesDue(e.QueryRow(ctx, q, dialect.SagaDeadlinesDue, nil, nil), &r)
+	err := scanSagaDeadlinesDue(e.QueryRow(ctx, q, dialect.SagaDeadlinesDue, nil, p.args()), &r)
 	return r, err
+}
+
+// SagaDeadlineRetryParams are the binds of dialect.SagaDeadlineRetry.
+type SagaDeadlineRetryParams struct {
+	// ID is #{id}.
+	ID string
+	// DueMillis is #{due_millis}.
+	DueMillis int64
+}
+
+func (p SagaDeadlineRetryParams) args() map[string]any {
+	return map[string]any{
+		"id":         p.ID,
+		"due_millis": p.DueMillis,
+	}
+}
+
+// ExecSagaDeadlineRetry runs dialect.SagaDeadlineRetry on q (see engine.Engine.Exec).
+func ExecSagaDeadlineRetry(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaDeadlineRetryParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.SagaDeadlineRetry, nil, p.args())
 }
 
 // SagaDeadlineTakeParams are the binds of dialect.SagaDeadlineTake.
@@ -552,8 +591,16 @@ func QueryRowSagaDeadlineCounts(ctx context.Context, e *engine.Engine, q engine.
 
 // SagaListParams are the binds of dialect.SagaList and the tables its caller names.
 type SagaListParams struct {
+	// Limit is #{limit}.
+	Limit int
 	// SagaInstancesTable fills ${saga_instances_table}.
 	SagaInstancesTable string
+}
+
+func (p SagaListParams) args() map[string]any {
+	return map[string]any{
+		"limit": p.Limit,
+	}
 }
 
 func (p SagaListParams) tables() map[string]string {
@@ -562,7 +609,7 @@ func (p SagaListParams) tables() map[string]string {
 
 // ExecSagaList runs dialect.SagaList on q (see engine.Engine.Exec).
 func ExecSagaList(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaListParams) (sql.Result, error) {
-	return e.Exec(ctx, q, dialect.SagaList, p.tables(), nil)
+	return e.Exec(ctx, q, dialect.SagaList, p.tables(), p.args())
 }
 
 // SagaListRow is a row of dialect.SagaList.
@@ -585,7 +632,7 @@ func scanSagaList(s scanner, r *SagaListRow) error {
 
 // QuerySagaList runs dialect.SagaList on q and returns its rows (see engine.Engine.Query).
 func QuerySagaList(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaListParams) (Rows[SagaListRow], error) {
-	rows, err := e.Query(ctx, q, dialect.SagaList, p.tables(), nil)
+	rows, err := e.Query(ctx, q, dialect.SagaList, p.tables(), p.args())
 	return Rows[SagaListRow]{rows: rows, e: e, scan: scanSagaList}, err
 }
 
@@ -593,7 +640,50 @@ func QuerySagaList(ctx context.Context, e *engine.Engine, q engine.Querier, p Sa
 // there is none (see engine.Engine.QueryRow).
 func QueryRowSagaList(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaListParams) (SagaListRow, error) {
 	var r SagaListRow
-	err := scanSagaList(e.QueryRow(ctx, q, dialect.SagaList, p.tables(), nil), &r)
+	err := scanSagaList(e.QueryRow(ctx, q, dialect.SagaList, p.tables(), p.args()), &r)
+	return r, err
+}
+
+// SagaListTypeParams are the binds of dialect.SagaListType and the tables its caller names.
+type SagaListTypeParams struct {
+	// SagaType is #{saga_type}.
+	SagaType string
+	// Limit is #{limit}.
+	Limit int
+	// SagaInstancesTable fills ${saga_instances_table}.
+	SagaInstancesTable string
+}
+
+func (p SagaListTypeParams) args() map[string]any {
+	return map[string]any{
+		"saga_type": p.SagaType,
+		"limit":     p.Limit,
+	}
+}
+
+func (p SagaListTypeParams) tables() map[string]string {
+	return map[string]string{"saga_instances_table": p.SagaInstancesTable}
+}
+
+// ExecSagaListType runs dialect.SagaListType on q (see engine.Engine.Exec).
+func ExecSagaListType(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaListTypeParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.SagaListType, p.tables(), p.args())
+}
+
+// SagaListTypeRow is a row of dialect.SagaListType: the columns of dialect.SagaList.
+type SagaListTypeRow = SagaListRow
+
+// QuerySagaListType runs dialect.SagaListType on q and returns its rows (see engine.Engine.Query).
+func QuerySagaListType(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaListTypeParams) (Rows[SagaListTypeRow], error) {
+	rows, err := e.Query(ctx, q, dialect.SagaListType, p.tables(), p.args())
+	return Rows[SagaListTypeRow]{rows: rows, e: e, scan: scanSagaList}, err
+}
+
+// QueryRowSagaListType runs dialect.SagaListType on q and scans its one row; sql.ErrNoRows when
+// there is none (see engine.Engine.QueryRow).
+func QueryRowSagaListType(ctx context.Context, e *engine.Engine, q engine.Querier, p SagaListTypeParams) (SagaListTypeRow, error) {
+	var r SagaListTypeRow
+	err := scanSagaList(e.QueryRow(ctx, q, dialect.SagaListType, p.tables(), p.args()), &r)
 	return r, err
 }
 

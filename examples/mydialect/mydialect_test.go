@@ -96,6 +96,7 @@ func Example_catalogue() {
 	// overridden: position.allocate
 	// overridden: saga.complete
 	// overridden: saga.deadline_counts
+	// overridden: saga.deadline_retry
 	// overridden: saga.deadline_schedule
 	// overridden: saga.deadlines_due
 	// overridden: saga.lock_acquire

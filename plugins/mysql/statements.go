@@ -30,10 +30,10 @@ import (
 // append.
 func statements() map[dialect.StatementID]string {
 	st := dialect.ANSI().Statements
-	dialect.LimitPaging(st)
 	maps.Copy(st, dialect.LeaseStatements(now, now+` + INTERVAL (#{lease_millis} * 1000) MICROSECOND`))
 	maps.Copy(st, dialect.PartitionLeaseStatements(now, now+` + INTERVAL (#{lease_millis} * 1000) MICROSECOND`))
 	maps.Copy(st, dialect.SagaStatements(now, now+` + INTERVAL (#{lease_millis} * 1000) MICROSECOND`))
+	dialect.LimitPaging(st) // after the saga statements: their reads page too
 	maps.Copy(st, map[dialect.StatementID]string{
 		dialect.PartitionSeed:     `INSERT INTO ${partition_metadata_table} (id, partitions) VALUES (1, #{partitions}) ON DUPLICATE KEY UPDATE id = id`,
 		dialect.PositionSeed:      `INSERT INTO ${position_table} (id, val) VALUES (1, 0) ON DUPLICATE KEY UPDATE id = id`,

@@ -19,12 +19,12 @@ const utcClock = `(clock_timestamp() AT TIME ZONE 'UTC')`
 // SEQUENCE_XID_HORIZON statements in place of the counter's.
 func statements() map[dialect.StatementID]string {
 	st := dialect.ANSI().Statements
-	dialect.LimitPaging(st)
 	maps.Copy(st, dialect.LeaseStatements(clock, clock+` + #{lease_millis} * interval '1 millisecond'`))
 	maps.Copy(st, dialect.PartitionLeaseStatements(clock, clock+` + #{lease_millis} * interval '1 millisecond'`))
 	// The saga tables' TIMESTAMP columns hold UTC whatever the session's
 	// TimeZone (clock_timestamp() would be stored and compared in it).
 	maps.Copy(st, dialect.SagaStatements(utcClock, utcClock+` + #{lease_millis} * interval '1 millisecond'`))
+	dialect.LimitPaging(st) // after the saga statements: their reads page too
 	// The positions come from a CACHE 1 sequence, not a counter row.
 	delete(st, dialect.PositionSeed)
 	delete(st, dialect.PositionAllocate)

@@ -12,13 +12,13 @@ import (
 // new value, and the clock as ISO-8601 UTC text.
 func statements() map[dialect.StatementID]string {
 	st := dialect.ANSI().Statements
-	dialect.LimitPaging(st)
 	expiry := `strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || (#{lease_millis} / 1000.0) || ' seconds')`
 	maps.Copy(st, dialect.LeaseStatements(now, expiry))
 	maps.Copy(st, dialect.PartitionLeaseStatements(now, expiry))
 	// The saga statements also add negative offsets (a purge's cutoff):
 	// SQLite's modifier takes a sign of its own, not "+-".
 	maps.Copy(st, dialect.SagaStatements(now, `strftime('%Y-%m-%dT%H:%M:%fZ', 'now', (#{lease_millis} / 1000.0) || ' seconds')`))
+	dialect.LimitPaging(st) // after the saga statements: their reads page too
 	// No row locks: the fencing transaction began with BEGIN IMMEDIATE (the
 	// DSN's _txlock=immediate) and holds the database's one write lock, so
 	// a takeover waits for it without FOR UPDATE.

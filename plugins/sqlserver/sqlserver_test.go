@@ -75,6 +75,9 @@ func TestCatalogueComplete(t *testing.T) {
 		if strings.Contains(comp.SQL, " LIMIT ") {
 			t.Errorf("%s: T-SQL has no LIMIT: %q", sid, comp.SQL)
 		}
+		if strings.Contains(comp.SQL, "FETCH FIRST") {
+			t.Errorf("%s: T-SQL pages with OFFSET … FETCH NEXT, not FETCH FIRST: %q", sid, comp.SQL)
+		}
 	}
 	// The allocation returns the new value itself.
 	if c.Statements[dialect.PositionAllocated] != "" || !strings.Contains(c.Statements[dialect.PositionAllocate], "OUTPUT inserted.val") {
