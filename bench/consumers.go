@@ -530,8 +530,8 @@ func followRate(ctx context.Context, b *bench, n int) (float64, error) {
 
 // runnerRate polls a fresh consumer until it has applied at least limit
 // events (or a poll applies nothing) and returns applied / elapsed.
-func runnerRate(ctx context.Context, b *bench, name string, tx bool, limit int) (float64, int, error) {
-	r, src, err := newRunner(ctx, b, name, runnerKind{tx: tx}, nil, nil)
+func runnerRate(ctx context.Context, b *bench, name string, kind runnerKind, limit int) (float64, int, error) {
+	r, src, err := newRunner(ctx, b, name, kind, nil, nil)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -570,14 +570,14 @@ func consumerCatchUp(ctx context.Context, tg target, fresh func() (*bench, strin
 		if err != nil {
 			return err
 		}
-		r, got, err := runnerRate(ctx, b, fmt.Sprintf("catchup-%d", round), false, n)
+		r, got, err := runnerRate(ctx, b, fmt.Sprintf("catchup-%d", round), runnerKind{}, n)
 		if err != nil {
 			return err
 		}
 		if got != n {
 			return fmt.Errorf("runner applied %d of %d events", got, n)
 		}
-		t, _, err := runnerRate(ctx, b, fmt.Sprintf("catchup-tx-%d", round), true, txN)
+		t, _, err := runnerRate(ctx, b, fmt.Sprintf("catchup-tx-%d", round), runnerKind{tx: true}, txN)
 		if err != nil {
 			return err
 		}

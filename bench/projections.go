@@ -44,8 +44,9 @@ func benchProjection() *projection.Projection[benchAccount] {
 	return p
 }
 
-// projectionCell: events → read models per second against a Transactional
-// no-op consumer over the same events (both one transaction per event),
+// projectionCell: events → read models per second against no-op consumers
+// over the same events (Transactional one event per commit, Transactional
+// in the projection's chunks, plain; the projection commits in chunks),
 // then FindUnique against the same lookup written by hand, alternated.
 func projectionCell(ctx context.Context, tg target, fresh func() (*bench, string, error)) error {
 	n := *flagProjEvents
@@ -64,7 +65,18 @@ func projectionCell(ctx context.Context, tg target, fresh func() (*bench, string
 	if err != nil {
 		return err
 	}
-	noop, _, err := runnerRate(ctx, b, "projection-noop", true, n)
+	// Three no-op consumers over the same events: Transactional one event
+	// per commit (the comparison), Transactional with the
+	// projection's own chunks (DefaultTxBatch), and a plain runner.
+	noop, _, err := runnerRate(ctx, b, "projection-noop", runnerKind{tx: true}, n)
+	if err != nil {
+		return err
+	}
+	noopChunked, _, err := runnerRate(ctx, b, "projection-noop-chunked", runnerKind{tx: true, batch: projection.DefaultTxBatch}, n)
+	if err != nil {
+		return err
+	}
+	plain, _, err := runnerRate(ctx, b, "projection-noop-plain", runnerKind{}, n)
 	if err != nil {
 		return err
 	}
@@ -85,8 +97,8 @@ func projectionCell(ctx context.Context, tg target, fresh func() (*bench, string
 	if err != nil {
 		return err
 	}
-	fmt.Printf("   projection catch-up, %d events → %d read models: %8.0f ev/s vs Transactional no-op consumer %8.0f ev/s  ratio %.2f (target ≥ 0.5)\n",
-		n, models, proj, noop, proj/noop)
+	fmt.Printf("   projection catch-up, %d events → %d read models: %8.0f ev/s vs Transactional no-op consumer %8.0f ev/s  ratio %.2f (target ≥ 0.5); vs the same with TxBatch %d %8.0f ev/s  ratio %.2f; vs a plain no-op runner %8.0f ev/s  ratio %.2f\n",
+		n, models, proj, noop, proj/noop, projection.DefaultTxBatch, noopChunked, proj/noopChunked, plain, proj/plain)
 	return finderCell(ctx, e, st)
 }
 

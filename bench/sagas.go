@@ -46,7 +46,7 @@ func sagaCell(ctx context.Context, fresh func() (*bench, string, error)) error {
 		return err
 	}
 	defer b.close()
-	noop, _, err := runnerRate(ctx, b, "saga-noop", true, n)
+	noop, _, err := runnerRate(ctx, b, "saga-noop", runnerKind{tx: true}, n)
 	if err != nil {
 		return err
 	}
