@@ -585,7 +585,7 @@ func consumerCatchUp(ctx context.Context, tg target, fresh func() (*bench, strin
 		fr, rr, rtx = fr+f, rr+r, rtx+t
 	}
 	k := float64(rounds)
-	fmt.Printf("   consumer catch-up of %d events, no-op handler: runner %8.0f ev/s vs Follow %8.0f ev/s  ratio %s (target ≥ 0.7); Transactional (first %d) %8.0f ev/s  ratio %s\n",
+	fmt.Printf("   consumer catch-up of %d events, no-op handler: runner %8.0f ev/s vs Follow %8.0f ev/s  ratio %s (target ≥ 0.8); Transactional (first %d) %8.0f ev/s  ratio %s\n",
 		n, rr/k, fr/k, summary(ratios), txN, rtx/k, summary(ratiosTx))
 	return nil
 }
