@@ -68,9 +68,9 @@ func testPagesStableUnderConcurrentWrites(t T, env *Env) {
 	for i := range stableModels {
 		key, o := stableAccount(i)
 		r.append(t, "bank.Account", key, o)
-		h := handRow{key: key, rank: ptr(o.Rank)}
+		h := handRow{key: key, rank: handPtr(o.Rank)}
 		if o.IBAN != "" {
-			h.iban = ptr(o.IBAN)
+			h.iban = handPtr(o.IBAN)
 		}
 		stable = append(stable, h)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/projection"
@@ -29,29 +30,30 @@ func handRows(n int) []handRow {
 	for i := range rows {
 		r := handRow{key: fmt.Sprintf("h-%02d", i)}
 		if i%4 != 0 {
-			r.rank = ptr(int64((i * 7) % 5))
+			r.rank = handPtr(int64((i * 7) % 5))
 		}
 		if i%3 != 0 {
-			r.iban = ptr(fmt.Sprintf("IB%02d", (i*11)%23))
+			r.iban = handPtr(fmt.Sprintf("IB%02d", (i*11)%23))
 		}
 		if i%5 != 1 {
-			r.bal = ptr(fmt.Sprintf("%d.%02d", (i*3)%7-3, (i*13)%100))
+			r.bal = handPtr(fmt.Sprintf("%d.%02d", (i*3)%7-3, (i*13)%100))
 		}
 		if i%6 != 2 {
-			r.on = ptr(fmt.Sprintf("2024-01-%02d", 1+i%9))
+			r.on = handPtr(fmt.Sprintf("2024-01-%02d", 1+i%9))
 		}
 		if i%7 != 3 {
-			r.at = ptr(base.Add(time.Duration((i*5)%11) * time.Minute))
+			r.at = handPtr(base.Add(time.Duration((i*5)%11) * time.Minute))
 		}
 		if i%8 != 5 {
-			r.active = ptr(i%2 == 0)
+			r.active = handPtr(i%2 == 0)
 		}
 		rows[i] = r
 	}
 	return rows
 }
 
-func ptr[V any](v V) *V { return &v }
+// handPtr is a pointer to a copy of v.
+func handPtr[V any](v V) *V { return &v }
 
 // writeHandRows inserts rows into the projection's query table, without
 // messages (each read model's state is then its init value).
@@ -64,7 +66,7 @@ func writeHandRows(ctx context.Context, t T, r *projRig, rows []handRow) {
 	}
 	for i, h := range rows {
 		args, err := ins.Args(map[string]any{"id": h.key, "msg": fmt.Sprintf("00000000-0000-4000-8000-%012d", i),
-			"rank": valueOf(h.rank), "iban": valueOf(h.iban), "bal": valueOf(h.bal), "on": valueOf(h.on), "at": valueOf(h.at), "active": valueOf(h.active)})
+			"rank": handValue(h.rank), "iban": handValue(h.iban), "bal": handValue(h.bal), "on": handValue(h.on), "at": handValue(h.at), "active": handValue(h.active)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,8 +76,8 @@ func writeHandRows(ctx context.Context, t T, r *projRig, rows []handRow) {
 	}
 }
 
-// valueOf is *p, nil when p is.
-func valueOf[V any](p *V) any {
+// handValue is *p, nil when p is.
+func handValue[V any](p *V) any {
 	if p == nil {
 		return nil
 	}
@@ -95,7 +97,7 @@ func handCompare(column string, a, b handRow) (ha, hb bool, c int) {
 	case "iban":
 		ha, hb = a.iban != nil, b.iban != nil
 		if ha && hb {
-			c = cmpStrings(*a.iban, *b.iban)
+			c = strings.Compare(*a.iban, *b.iban)
 		}
 	case "balance":
 		ha, hb = a.bal != nil, b.bal != nil
@@ -107,7 +109,7 @@ func handCompare(column string, a, b handRow) (ha, hb bool, c int) {
 	case "opened_on":
 		ha, hb = a.on != nil, b.on != nil
 		if ha && hb {
-			c = cmpStrings(*a.on, *b.on)
+			c = strings.Compare(*a.on, *b.on)
 		}
 	case "opened_at":
 		ha, hb = a.at != nil, b.at != nil
@@ -121,16 +123,6 @@ func handCompare(column string, a, b handRow) (ha, hb bool, c int) {
 		}
 	}
 	return ha, hb, c
-}
-
-func cmpStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // handOrder is rows' keys in q's order: by the column's value (read
