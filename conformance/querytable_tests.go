@@ -87,8 +87,31 @@ func testQueryTableMissingColumn(t T, env *Env) {
 	q.Fields = append(q.Fields, schema.QueryField{Column: "closed_on", Kind: dialect.KindDate})
 	err := tryOpen(t, env, withQueryTable(env, q))
 	qe := expectQueryTableError(t, err, queryTableName(t, q), "closed_on", "an extra declared field")
-	if !strings.Contains(qe.Remedy, "drop") {
-		t.Errorf("remedy does not say to drop the table: %s", qe.Remedy)
+	addColumn := "ALTER TABLE " + queryTableName(t, q) + " ADD closed_on "
+	if !strings.Contains(strings.ToUpper(qe.Remedy), strings.ToUpper(addColumn)) || !strings.Contains(qe.Remedy, "accept") || !strings.Contains(qe.Remedy, "rebuild") {
+		t.Errorf("remedy does not name %s… and accept or rebuild: %s", addColumn, qe.Remedy)
+	}
+	if strings.Contains(qe.Remedy, "drop") {
+		t.Errorf("remedy says to drop the table for a missing column: %s", qe.Remedy)
+	}
+	checkAddColumnRemedy(t, env, q, qe.Remedy)
+}
+
+// checkAddColumnRemedy runs the statements a missing column's remedy names
+// (between its parentheses, ; apart): the engine then opens with q.
+func checkAddColumnRemedy(t T, env *Env, q schema.QueryTable, remedy string) {
+	t.Helper()
+	open, end := strings.Index(remedy, "("), strings.Index(remedy, "), then")
+	if open < 0 || end < open {
+		t.Fatalf("remedy names no statements: %s", remedy)
+	}
+	for _, st := range strings.Split(remedy[open+1:end], "; ") {
+		if _, err := env.DB.ExecContext(context.Background(), st); err != nil {
+			t.Fatalf("the remedy's %q: %v", st, err)
+		}
+	}
+	if err := tryOpen(t, env, withQueryTable(env, q)); err != nil {
+		t.Errorf("after the remedy's statements the engine does not open: %v", err)
 	}
 }
 

@@ -28,6 +28,8 @@ func rmTopicTests() []Test {
 		{"rmtopic/bad_input_before_sql", testRMTopicBadInput},
 		{"rmtopic/compaction_keeps_latest_per_key", testRMTopicCompaction},
 		{"rmtopic/tombstone_retention_held_by_consumers", testRMTopicTombstoneRetention},
+		{"rmtopic/compactor_runs_scheduled", testRMTopicCompactorScheduled},
+		{"rmtopic/concurrent_compactions_safe", testRMTopicConcurrentCompactions},
 	}
 }
 

@@ -16,18 +16,19 @@ import (
 	"github.com/tidemarkdb/tidemark/core/projection"
 )
 
-// projectionsCmd is `tidemark projections status|rebuild|accept <name>`:
+// projectionsCmd is `tidemark projections status|rebuild|accept|compact <name>`:
 // a projection's rebuild without downtime and its declaration
 // fingerprint (docs/projections.md, "Rebuilds").
 func projectionsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "projections",
-		Short: "Operate projections: status, rebuild without downtime, accept a changed declaration",
+		Short: "Operate projections: status, rebuild without downtime, accept a changed declaration, compact",
 		Long: `Operator controls of projections by name (the consumer projection/<name>).
 rebuild begins a rebuild the projection's running instances replay and switch;
-accept clears a DECLARATION_CHANGED halt without a rebuild.`,
+accept clears a DECLARATION_CHANGED halt without a rebuild;
+compact deletes the superseded states of its read-model topic.`,
 	}
-	cmd.AddCommand(projectionsStatusCmd(), projectionsRebuildCmd(), projectionsAcceptCmd())
+	cmd.AddCommand(projectionsStatusCmd(), projectionsRebuildCmd(), projectionsAcceptCmd(), projectionsCompactCmd())
 	return groupCmd(cmd)
 }
 

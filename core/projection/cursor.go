@@ -128,7 +128,16 @@ func (o order[S]) cmp() string {
 	return ">"
 }
 
-func (o order[S]) columns() []string { return []string{"q.read_model_id", "r.payload"} }
+// columns are what a page reads: the key, the state and, for an order by a
+// field, the field's column (the cursor's value is the column's, which may
+// differ from what the state's getter gives: a column added and not yet
+// back-filled, a getter changed and accepted, a row written by hand).
+func (o order[S]) columns() []string {
+	if o.field == nil {
+		return []string{"q.read_model_id", "r.payload"}
+	}
+	return []string{"q.read_model_id", "r.payload", "q." + o.field.decl.Column}
+}
 
 // part is one stretch of a finder's order: the read models with a value
 // in the order field (by value, then key), or those without one (by key).
@@ -183,14 +192,22 @@ func (p part[S]) restrict(b sq.SelectBuilder, c Cursor) (sq.SelectBuilder, error
 		Where("("+col+" "+p.o.cmp()+" ? OR ("+col+" = ? AND q.read_model_id "+p.o.cmp()+" ?))", c.value, c.value, c.key), nil
 }
 
-// cursor is the cursor after item (key, v): the order field's value as the
-// read model's state gives it, the value the save wrote to the column.
-func (o order[S]) cursor(s *Store[S], key string, v *S) Cursor {
+// cursor is the cursor after the row (key, col): col is the order field's
+// column as the page read it (nil for an order by key), brought to the
+// form a finder binds (cursorValue).
+func (o order[S]) cursor(s *Store[S], key string, col any) (Cursor, error) {
 	c := Cursor{key: key, set: true}
-	if o.field != nil {
-		c.value, _ = s.columnValue(o.field, v)
+	if o.field == nil || col == nil {
+		return c, nil
 	}
-	return c
+	v, err := cursorValue(o.field.decl.Kind, col)
+	if err != nil {
+		return c, fmt.Errorf("projection %q, column %s of read model %q: %w", s.p.name, o.field.decl.Column, key, err)
+	}
+	if c.value, err = s.rules.apply(o.field.decl, v); err != nil {
+		return c, err
+	}
+	return c, nil
 }
 
 func typeOf(v any) reflect.Type { return reflect.TypeOf(v) }

@@ -10,6 +10,7 @@ import (
 	sq "github.com/Masterminds/squirrel"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
+	"github.com/tidemarkdb/tidemark/core/engine"
 )
 
 // Item is a read model with its key.
@@ -102,22 +103,22 @@ func (s *Store[S]) Find(ctx context.Context, q Query) (Page[S], error) {
 	if err != nil {
 		return Page[S]{}, err
 	}
-	want := q.Limit + 1 // one more than the page says whether one follows
-	var items []Item[S]
-	var cursors []Cursor
-	for _, part := range ord.parts(q.After) {
-		b, err := s.partQuery(q, part)
+	parts := ord.parts(q.After)
+	var rq engine.Querier = s.e.DB
+	if len(parts) > 1 {
+		// The parts are read in one read transaction: on one connection
+		// (one server), and at the dialect's read level in one snapshot
+		// where that level gives one.
+		tx, err := s.e.BeginRead(ctx)
 		if err != nil {
 			return Page[S]{}, err
 		}
-		got, cur, err := s.run(ctx, b, want-len(items), ord)
-		if err != nil {
-			return Page[S]{}, err
-		}
-		items, cursors = append(items, got...), append(cursors, cur...)
-		if len(items) >= want {
-			break
-		}
+		defer func() { _ = tx.Rollback() }()
+		rq = tx
+	}
+	items, cursors, err := s.readParts(ctx, rq, q, ord, parts)
+	if err != nil {
+		return Page[S]{}, err
 	}
 	page := Page[S]{Items: items}
 	if len(items) > q.Limit {
@@ -127,6 +128,30 @@ func (s *Store[S]) Find(ctx context.Context, q Query) (Page[S], error) {
 		page.Next = Cursor{done: true}
 	}
 	return page, nil
+}
+
+// readParts reads the parts of q's page on rq, the next part only while
+// the page (and the one more row that tells whether a page follows) has
+// room.
+func (s *Store[S]) readParts(ctx context.Context, rq engine.Querier, q Query, ord order[S], parts []part[S]) ([]Item[S], []Cursor, error) {
+	want := q.Limit + 1
+	var items []Item[S]
+	var cursors []Cursor
+	for _, part := range parts {
+		b, err := s.partQuery(q, part)
+		if err != nil {
+			return nil, nil, err
+		}
+		got, cur, err := s.run(ctx, rq, b, want-len(items), ord)
+		if err != nil {
+			return nil, nil, err
+		}
+		items, cursors = append(items, got...), append(cursors, cur...)
+		if len(items) >= want {
+			break
+		}
+	}
+	return items, cursors, nil
 }
 
 // partQuery is the statement of one part of q's page, before its join
@@ -298,12 +323,12 @@ func (s *Store[S]) fieldOf(column string) (*field[S], error) {
 
 // run reads at most limit items of b (paged with the dialect's own paging
 // clause) and each item's cursor.
-func (s *Store[S]) run(ctx context.Context, b sq.SelectBuilder, limit int, ord order[S]) ([]Item[S], []Cursor, error) {
+func (s *Store[S]) run(ctx context.Context, rq engine.Querier, b sq.SelectBuilder, limit int, ord order[S]) ([]Item[S], []Cursor, error) {
 	query, args, err := s.finish(b, limit).ToSql()
 	if err != nil {
 		return nil, nil, err
 	}
-	rows, err := s.e.DB.QueryContext(ctx, query, args...)
+	rows, err := rq.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, nil, s.e.Errors.Wrap(err)
 	}
@@ -313,7 +338,12 @@ func (s *Store[S]) run(ctx context.Context, b sq.SelectBuilder, limit int, ord o
 	for len(items) < limit && rows.Next() {
 		var key string
 		var payload sql.NullString
-		if err := rows.Scan(&key, &payload); err != nil {
+		var col any
+		dest := []any{&key, &payload}
+		if ord.field != nil {
+			dest = append(dest, &col)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, nil, s.e.Errors.Wrap(err)
 		}
 		it := Item[S]{Key: key, Value: s.p.init(key)}
@@ -322,8 +352,11 @@ func (s *Store[S]) run(ctx context.Context, b sq.SelectBuilder, limit int, ord o
 				return nil, nil, fmt.Errorf("projection %q: read model %q does not decode: %w", s.p.name, key, err)
 			}
 		}
-		items = append(items, it)
-		cursors = append(cursors, ord.cursor(s, key, &it.Value))
+		c, err := ord.cursor(s, key, col)
+		if err != nil {
+			return nil, nil, err
+		}
+		items, cursors = append(items, it), append(cursors, c)
 	}
 	return items, cursors, s.e.Errors.Wrap(rows.Err())
 }

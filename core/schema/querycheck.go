@@ -166,7 +166,7 @@ func checkQueryTable(ctx context.Context, db Querier, cat *dialect.Catalogue, na
 		declared := declaredShape(cat, f)
 		c := cols[col]
 		if c == nil {
-			return &QueryTableError{Table: table, Column: f.Column, Found: "no column", Declared: declared, Remedy: rebuild}
+			return &QueryTableError{Table: table, Column: f.Column, Found: "no column", Declared: declared, Remedy: addColumnRemedy(cat, names, q, table, f)}
 		}
 		if !columnFits(cat, f, c) {
 			return &QueryTableError{Table: table, Column: f.Column, Found: shape(c), Declared: declared, Remedy: rebuild}
@@ -202,6 +202,33 @@ func rebuildRemedy(names *Names, q QueryTable, table string) string {
 		name("consumer_undelivered_messages_table", "CONSUMER_UNDELIVERED_MESSAGES"),
 		name("consumer_checkpoints_table", "CONSUMER_CHECKPOINTS"),
 		name("consumers_table", "CONSUMERS"))
+}
+
+// addColumnRemedy is the spec's fix for a declared field whose column is
+// missing (json-projections, "Schema evolution"): add the column (NULL
+// until written) and the index every query column has, then accept the
+// changed declaration, which fills the column at each read model's next
+// write, or rebuild to fill it at once. The statements are this dialect's
+// own DDL for the table; the rebuild's remedy when they cannot be made.
+func addColumnRemedy(cat *dialect.Catalogue, names *Names, q QueryTable, table string, f QueryField) string {
+	def, err := QueryColumns(cat, []QueryField{f})
+	if err != nil {
+		return rebuildRemedy(names, q, table)
+	}
+	stmts := []string{fmt.Sprintf("ALTER TABLE %s ADD %s", table, strings.TrimSuffix(strings.TrimSpace(def), ","))}
+	tmpl := cat.QueryColumns.Index
+	if f.Unique {
+		tmpl = cat.QueryColumns.UniqueIndex
+	}
+	if tmpl != "" {
+		index, err := fill(cat, tmpl, with(with(names.Shared, "query_table", table), "column", f.Column))
+		if err != nil {
+			return rebuildRemedy(names, q, table)
+		}
+		stmts = append(stmts, index)
+	}
+	return fmt.Sprintf("add the column and its index (%s), then accept the changed declaration (projection.Accept or tidemark projections accept %s: each read model's column is filled at its next write) or rebuild the projection (tidemark projections rebuild %s) to fill it for every read model now",
+		strings.Join(stmts, "; "), q.Projection, q.Projection)
 }
 
 // declaredShape renders a field's kind and this dialect's column type.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/engine"
+	"github.com/tidemarkdb/tidemark/core/sqlerr"
 	"github.com/tidemarkdb/tidemark/core/stmt"
 )
 
@@ -41,27 +42,44 @@ type Compacted struct {
 // converges on the latest state. With opts.TombstoneMaxAge it then deletes
 // the tombstones that are old enough, compacted, and below the slowest
 // consumer checkpoint on the topic (a consumer with a partition that has
-// recorded nothing holds every tombstone). Two Compacts of one topic at once
-// may fail the first record of progress with a unique violation; run one
-// per topic.
+// recorded nothing holds every tombstone). Compacts of one topic at once
+// are safe: each records its progress before it deletes (the row's lock
+// orders them), and one that meets the other's first record of progress
+// (a unique violation) runs again after it, deleting what is left. A
+// Compactor runs it on a schedule, in one process at a time.
 func (t *ReadModelTopic) Compact(ctx context.Context, opts CompactOptions) (Compacted, error) {
 	if opts.TombstoneMaxAge < 0 {
-		return Compacted{}, fmt.Errorf("compaction of %s: negative tombstone age %s", t.name, opts.TombstoneMaxAge)
+		return Compacted{}, fmt.Errorf("compaction of %s: %w: negative tombstone age %s", t.name, ErrInvalidCompaction, opts.TombstoneMaxAge)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	var res Compacted
-	err := t.e.InTx(ctx, engine.OpWrite, engine.DefaultTransientRetry, func(tx *sql.Tx) error {
-		var err error
-		res, err = t.compact(ctx, tx, opts)
-		return err
-	})
+	var err error
+	for range compactAttempts {
+		err = t.e.InTx(ctx, engine.OpWrite, engine.DefaultTransientRetry, func(tx *sql.Tx) error {
+			var err error
+			res, err = t.compact(ctx, tx, opts)
+			return err
+		})
+		if !errors.Is(err, sqlerr.ErrUniqueViolation) {
+			break
+		}
+	}
 	if err != nil {
 		return Compacted{}, fmt.Errorf("compaction of %s: %w", t.name, err)
 	}
 	return res, nil
 }
+
+// compactAttempts bounds Compact's transactions: a second runs after a
+// concurrent compaction recorded the topic's first progress (then the row
+// exists and the two are ordered by its lock).
+const compactAttempts = 3
+
+// ErrInvalidCompaction is wrapped by a refusal of bad compaction options,
+// before any SQL.
+var ErrInvalidCompaction = errors.New("invalid compaction options")
 
 // ErrRebuilding: Compact of a projection's topic while the projection
 // rebuilds. Its query table's rows point at the states of before the
@@ -116,11 +134,8 @@ func (t *ReadModelTopic) compact(ctx context.Context, q engine.Querier, opts Com
 	}
 	res := Compacted{Through: max(done.CompactedThrough, mark)}
 	if mark > done.CompactedThrough {
-		r, err := stmt.ExecRMTopicCompactDelete(ctx, t.e, q, stmt.RMTopicCompactDeleteParams{Topic: t.name, After: done.CompactedThrough, Through: mark})
-		if err != nil {
-			return Compacted{}, err
-		}
-		res.Superseded = affected(r)
+		// Progress first: its row's lock makes a concurrent compaction
+		// of the topic wait for this one's commit.
 		if seen {
 			_, err = stmt.ExecRMTopicCompactionAdvance(ctx, t.e, q, stmt.RMTopicCompactionAdvanceParams{Topic: src, Through: mark})
 		} else {
@@ -129,6 +144,11 @@ func (t *ReadModelTopic) compact(ctx context.Context, q engine.Querier, opts Com
 		if err != nil {
 			return Compacted{}, fmt.Errorf("recording progress: %w", err)
 		}
+		r, err := stmt.ExecRMTopicCompactDelete(ctx, t.e, q, stmt.RMTopicCompactDeleteParams{Topic: t.name, After: done.CompactedThrough, Through: mark})
+		if err != nil {
+			return Compacted{}, err
+		}
+		res.Superseded = affected(r)
 	}
 	if opts.TombstoneMaxAge == 0 || res.Through == 0 {
 		return res, nil

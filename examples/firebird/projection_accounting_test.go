@@ -15,6 +15,8 @@ func init() {
 		"projection/chained_downstream_converges_on_upstream",
 		"projection/compaction_keeps_every_read_model",
 		"projection/finder_range_reads_flat", // skips: no counter of rows read on Firebird
+		"projection/pages_follow_column_values",
+		"projection/pages_stable_under_concurrent_writes",
 		"projection/text_field_sized_to_the_engine_unit",
 		"projection/rebuild_under_live_appends_equals_fresh_build",
 		"projection/rebuild_readers_see_old_models_until_switch",
