@@ -33,6 +33,7 @@ func projectionTests() []Test {
 		{"projection/in_memory_every_node_builds", testProjectionMemoryEveryNode},
 		{"projection/in_memory_writes_nothing", testProjectionMemoryWritesNothing},
 		{"projection/in_memory_refuses_chained_before_any_sql", testProjectionMemoryRefusesChained},
+		{"projection/runner_compacts_its_topic", testProjectionRunnerCompacts},
 	}
 }
 

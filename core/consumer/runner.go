@@ -73,6 +73,11 @@ type Options struct {
 	// it once the replay caught up); its error ends the poll as a database
 	// error would. nil for plain consumers: nothing runs.
 	AfterPoll func(ctx context.Context, epoch int64) error
+	// Companions are tasks that live as long as Run: started with it, their
+	// ctx ended when it returns, and waited for (a projection compacts its
+	// read-model topic in one). A companion's error is logged; it does not
+	// stop Run. Poll runs none.
+	Companions []func(ctx context.Context) error
 }
 
 // Runner runs one consumer in this process.
@@ -215,6 +220,7 @@ func (r *Runner) Consumer() Consumer { return r.c }
 // database error other than a transient one ends it.
 func (r *Runner) Run(ctx context.Context) error {
 	defer r.leave(ctx)
+	defer r.startCompanions(ctx)()
 	timer := time.NewTimer(r.opts.PollInterval)
 	defer timer.Stop()
 	failures := 0
@@ -249,6 +255,29 @@ func (r *Runner) Run(ctx context.Context) error {
 		case <-r.leaseChanged():
 		case <-timer.C:
 		}
+	}
+}
+
+// startCompanions starts Options.Companions and returns what stops them
+// and waits for them.
+func (r *Runner) startCompanions(ctx context.Context) (stop func()) {
+	if len(r.opts.Companions) == 0 {
+		return func() {}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, run := range r.opts.Companions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := run(cctx); err != nil && cctx.Err() == nil {
+				r.opts.Logger.Warn("consumer companion task stopped", "consumer_type", r.opts.Type, "consumer", r.opts.Name, "err", err)
+			}
+		}()
+	}
+	return func() {
+		cancel()
+		wg.Wait()
 	}
 }
 

@@ -177,5 +177,12 @@ func (s *Store[S]) Options(sources ...consumer.Source) (consumer.Options, error)
 		sort.Strings(missing)
 		return o, &DeclarationError{Projection: s.p.name, What: "no source given for " + strings.Join(missing, ", ")}
 	}
+	compact, err := s.compactor()
+	if err != nil {
+		return o, err
+	}
+	if compact != nil {
+		o.Companions = append(o.Companions, compact)
+	}
 	return o, nil
 }

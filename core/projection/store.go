@@ -37,6 +37,7 @@ type Store[S any] struct {
 	consumerID  string
 	mu          sync.Mutex
 	modes       map[int64]bool
+	compaction  Compaction // under mu
 }
 
 // ConflictError reports a save of a read model another apply changed

@@ -29,5 +29,6 @@ func init() {
 		"projection/in_memory_every_node_builds",
 		"projection/in_memory_writes_nothing",
 		"projection/in_memory_refuses_chained_before_any_sql",
+		"projection/runner_compacts_its_topic",
 	)
 }
