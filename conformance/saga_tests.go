@@ -37,6 +37,7 @@ func sagaTests() []Test {
 		{"saga/due_read_bounded_by_batch", testSagaDueReadBounded},
 		{"saga/deadline_metadata_restored", testSagaDeadlineMetadata},
 		{"saga/due_read_merges_saga_types_in_due_order", testSagaDueAcrossSagaTypes},
+		{"schema/saga_own_table_prefixed", testSagaOwnTablePrefixed},
 	}
 }
 
@@ -75,6 +76,17 @@ const sagaTimeout = "timeout"
 // testSaga declares the suite's saga; onFire, when set, runs inside the
 // deadline handler (before the state changes).
 func testSaga(sagaType string, onFire func(sagaID string), opts ...saga.Option) *saga.Saga[sagaState] {
+	return testSagaCtx(sagaType, func(ctx saga.Context) error {
+		if onFire != nil {
+			onFire(ctx.SagaID())
+		}
+		return nil
+	}, opts...)
+}
+
+// testSagaCtx is testSaga whose deadline hook sees the handler's context
+// (its transaction) and can fail the delivery.
+func testSagaCtx(sagaType string, onFire func(ctx saga.Context) error, opts ...saga.Option) *saga.Saga[sagaState] {
 	s := saga.New[sagaState](sagaType, opts...)
 	saga.StartOn(s, func(e sagaOpened) string { return e.ID }, func(ctx saga.Context, e sagaOpened, st *sagaState) error {
 		st.Opened++
@@ -103,8 +115,8 @@ func testSaga(sagaType string, onFire func(sagaID string), opts ...saga.Option) 
 		return saga.Schedule(ctx, sagaTimeout, saga.At(e.At), nil)
 	})
 	saga.OnDeadline(s, sagaTimeout, func(ctx saga.Context, _ string, st *sagaState) error {
-		if onFire != nil {
-			onFire(ctx.SagaID())
+		if err := onFire(ctx); err != nil {
+			return err
 		}
 		st.Fired++
 		return nil

@@ -24,5 +24,6 @@ func init() {
 		"saga/due_read_bounded_by_batch",
 		"saga/deadline_metadata_restored",
 		"saga/due_read_merges_saga_types_in_due_order",
+		"schema/saga_own_table_prefixed",
 	)
 }
