@@ -28,6 +28,7 @@ func sagaTests() []Test {
 		{"saga/cancel_races_due_deadline_one_wins", testSagaCancelRace},
 		{"saga/deadline_fires_once_three_processes", testSagaDeadlineThreeProcesses},
 		{"saga/deadline_holder_killed_mid_delivery_another_delivers", testSagaDeadlineHolderKilled},
+		{"saga/deadline_once_without_lease_three_processes", testSagaDeadlineOnceWithoutLease},
 		{"saga/publication_metadata_round_trip_and_purge", testPublicationMetadata},
 		{"saga/operator_status_list_without_declaration", testSagaOperatorStatus},
 		{"saga/deadline_lock_one_holder_takeover_own_lease", testSagaDeadlineLock},

@@ -24,6 +24,7 @@ func init() {
 		"saga/due_read_bounded_by_batch",
 		"saga/deadline_metadata_restored",
 		"saga/due_read_merges_saga_types_in_due_order",
+		"saga/deadline_once_without_lease_three_processes",
 		"schema/saga_own_table_prefixed",
 	)
 }
