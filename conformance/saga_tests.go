@@ -20,6 +20,8 @@ func sagaTests() []Test {
 	return []Test{
 		{"saga/start_correlate_complete_through_consumer", testSagaLifecycle},
 		{"saga/concurrent_updates_lose_nothing", testSagaConcurrent},
+		{"saga/conflict_and_concurrent_start_retried", testSagaConflictRetried},
+		{"saga/codec_init_cancel_all", testSagaCodecInitCancelAll},
 		{"saga/random_initial_version_never_repeats", testSagaRandomVersion},
 		{"saga/declarations_refused_before_any_sql", testSagaRefused},
 		{"saga/purge_keeps_pending_deadline_removes_old_completed", testSagaPurge},
@@ -233,7 +235,9 @@ func testSagaLifecycle(t T, env *Env) {
 
 // testSagaConcurrent: applies of one instance from several goroutines,
 // each in its own transaction, conflict on the version and are re-applied:
-// the final state counts every event.
+// the final state counts every event. Whether a conflict happens here
+// depends on scheduling; saga/conflict_and_concurrent_start_retried forces
+// one of an update and one of two starts, and counts them.
 func testSagaConcurrent(t T, env *Env) {
 	r := newSagaRig(t, env)
 	r.apply(t, sagaOpened{ID: "c-1"})
