@@ -32,6 +32,7 @@ func sagaTests() []Test {
 		{"saga/deadline_holder_killed_mid_delivery_another_delivers", testSagaDeadlineHolderKilled},
 		{"saga/deadline_once_without_lease_three_processes", testSagaDeadlineOnceWithoutLease},
 		{"saga/publication_metadata_round_trip_and_purge", testPublicationMetadata},
+		{"saga/publication_concurrent_put_and_delete", testPublicationConcurrentPutAndDelete},
 		{"saga/operator_status_list_without_declaration", testSagaOperatorStatus},
 		{"saga/deadline_lock_one_holder_takeover_own_lease", testSagaDeadlineLock},
 		{"saga/scheduled_purge_by_lease_holder", testSagaScheduledPurge},

@@ -27,6 +27,7 @@ func init() {
 		"saga/deadline_once_without_lease_three_processes",
 		"saga/conflict_and_concurrent_start_retried",
 		"saga/codec_init_cancel_all",
+		"saga/publication_concurrent_put_and_delete",
 		"schema/saga_own_table_prefixed",
 	)
 }
