@@ -20,6 +20,8 @@ func sagaTests() []Test {
 	return []Test{
 		{"saga/start_correlate_complete_through_consumer", testSagaLifecycle},
 		{"saga/concurrent_updates_lose_nothing", testSagaConcurrent},
+		{"saga/conflict_and_concurrent_start_retried", testSagaConflictRetried},
+		{"saga/codec_init_cancel_all", testSagaCodecInitCancelAll},
 		{"saga/random_initial_version_never_repeats", testSagaRandomVersion},
 		{"saga/declarations_refused_before_any_sql", testSagaRefused},
 		{"saga/purge_keeps_pending_deadline_removes_old_completed", testSagaPurge},
@@ -28,7 +30,9 @@ func sagaTests() []Test {
 		{"saga/cancel_races_due_deadline_one_wins", testSagaCancelRace},
 		{"saga/deadline_fires_once_three_processes", testSagaDeadlineThreeProcesses},
 		{"saga/deadline_holder_killed_mid_delivery_another_delivers", testSagaDeadlineHolderKilled},
+		{"saga/deadline_once_without_lease_three_processes", testSagaDeadlineOnceWithoutLease},
 		{"saga/publication_metadata_round_trip_and_purge", testPublicationMetadata},
+		{"saga/publication_concurrent_put_and_delete", testPublicationConcurrentPutAndDelete},
 		{"saga/operator_status_list_without_declaration", testSagaOperatorStatus},
 		{"saga/deadline_lock_one_holder_takeover_own_lease", testSagaDeadlineLock},
 		{"saga/scheduled_purge_by_lease_holder", testSagaScheduledPurge},
@@ -37,6 +41,7 @@ func sagaTests() []Test {
 		{"saga/due_read_bounded_by_batch", testSagaDueReadBounded},
 		{"saga/deadline_metadata_restored", testSagaDeadlineMetadata},
 		{"saga/due_read_merges_saga_types_in_due_order", testSagaDueAcrossSagaTypes},
+		{"schema/saga_own_table_prefixed", testSagaOwnTablePrefixed},
 	}
 }
 
@@ -75,6 +80,17 @@ const sagaTimeout = "timeout"
 // testSaga declares the suite's saga; onFire, when set, runs inside the
 // deadline handler (before the state changes).
 func testSaga(sagaType string, onFire func(sagaID string), opts ...saga.Option) *saga.Saga[sagaState] {
+	return testSagaCtx(sagaType, func(ctx saga.Context) error {
+		if onFire != nil {
+			onFire(ctx.SagaID())
+		}
+		return nil
+	}, opts...)
+}
+
+// testSagaCtx is testSaga whose deadline hook sees the handler's context
+// (its transaction) and can fail the delivery.
+func testSagaCtx(sagaType string, onFire func(ctx saga.Context) error, opts ...saga.Option) *saga.Saga[sagaState] {
 	s := saga.New[sagaState](sagaType, opts...)
 	saga.StartOn(s, func(e sagaOpened) string { return e.ID }, func(ctx saga.Context, e sagaOpened, st *sagaState) error {
 		st.Opened++
@@ -103,8 +119,8 @@ func testSaga(sagaType string, onFire func(sagaID string), opts ...saga.Option) 
 		return saga.Schedule(ctx, sagaTimeout, saga.At(e.At), nil)
 	})
 	saga.OnDeadline(s, sagaTimeout, func(ctx saga.Context, _ string, st *sagaState) error {
-		if onFire != nil {
-			onFire(ctx.SagaID())
+		if err := onFire(ctx); err != nil {
+			return err
 		}
 		st.Fired++
 		return nil
@@ -220,7 +236,9 @@ func testSagaLifecycle(t T, env *Env) {
 
 // testSagaConcurrent: applies of one instance from several goroutines,
 // each in its own transaction, conflict on the version and are re-applied:
-// the final state counts every event.
+// the final state counts every event. Whether a conflict happens here
+// depends on scheduling; saga/conflict_and_concurrent_start_retried forces
+// one of an update and one of two starts, and counts them.
 func testSagaConcurrent(t T, env *Env) {
 	r := newSagaRig(t, env)
 	r.apply(t, sagaOpened{ID: "c-1"})

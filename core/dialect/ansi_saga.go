@@ -59,5 +59,6 @@ func SagaStatements(now, expiry string) map[StatementID]string {
 		PublicationGet:      `SELECT METADATA, COMPLETION_DATE FROM ` + pub + ` WHERE PUBLICATION_ID = #{publication_id}`,
 		PublicationComplete: `UPDATE ` + pub + ` SET COMPLETION_DATE = #{completion_date} WHERE PUBLICATION_ID = #{publication_id}`,
 		PublicationPurge:    `DELETE FROM ` + pub + ` WHERE COMPLETION_DATE IS NOT NULL AND COMPLETION_DATE < #{cutoff}`,
+		PublicationDelete:   `DELETE FROM ` + pub + ` WHERE PUBLICATION_ID = #{publication_id}`,
 	}
 }

@@ -126,6 +126,8 @@ const (
 	PublicationComplete StatementID = "publication.complete"
 	// PublicationPurge deletes the rows completed before #{cutoff}.
 	PublicationPurge StatementID = "publication.purge"
+	// PublicationDelete deletes the row of #{publication_id}.
+	PublicationDelete StatementID = "publication.delete"
 )
 
 var publicationTable = []string{"event_publication_metadata_table"}
@@ -136,4 +138,5 @@ var publicationStatements = []StatementSpec{
 	{ID: PublicationGet, Binds: []string{"publication_id"}, Tables: publicationTable, Returns: []string{"metadata_text", "completion_date"}},
 	{ID: PublicationComplete, Binds: []string{"publication_id", "completion_date"}, Tables: publicationTable},
 	{ID: PublicationPurge, Binds: []string{"cutoff"}, Tables: publicationTable},
+	{ID: PublicationDelete, Binds: []string{"publication_id"}, Tables: publicationTable},
 }

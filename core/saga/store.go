@@ -54,13 +54,22 @@ func (e *SagaIDError) Error() string {
 }
 
 // Open binds s to e: the declaration is checked and its table must be one
-// of the engine's saga tables (the default, or one of
-// schema.Config.SagaTables). Nothing runs on the database.
+// of the engine's saga tables: the one schema.Config.Sagas declares for its
+// type (its own table, derived or explicit), else WithTable's (one of
+// schema.Config.SagaTables), else the shared one. Nothing runs on the
+// database.
 func Open[S any](e *engine.Engine, s *Saga[S]) (*Store[S], error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
 	table := s.table
+	if declared, ok := e.Names.BySaga[s.typ]; ok {
+		if table != "" && table != declared {
+			return nil, &DeclarationError{SagaType: s.typ, What: fmt.Sprintf(
+				"WithTable(%q) contradicts the table %q schema.Config.Sagas gives the saga", table, declared)}
+		}
+		table = declared
+	}
 	if table == "" {
 		table = e.Names.Shared["saga_instances_table"]
 	}

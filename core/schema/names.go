@@ -124,9 +124,13 @@ type Config struct {
 	TableNames map[string]string
 	// Aggregates to create event and snapshot tables for.
 	Aggregates []Aggregate
-	// SagaTables lists extra saga instance tables (the Go form of @SagaTable),
-	// taken verbatim.
+	// SagaTables lists extra saga instance tables, taken verbatim (a saga
+	// names one with saga.WithTable).
 	SagaTables []string
+	// Sagas declares sagas' own tables (the Go form of @SagaTable), derived
+	// from the saga type with the saga prefix or named explicitly; saga.Open
+	// finds a declared saga's table here.
+	Sagas []Saga
 }
 
 // Names holds every resolved, validated table name.
@@ -141,6 +145,8 @@ type Names struct {
 	SagaTables []string
 	// ByAggregate maps aggregate_type to its tables.
 	ByAggregate map[string]AggregateTables
+	// BySaga maps each declared saga type to its instance table.
+	BySaga map[string]string
 }
 
 // AggregateTables are the tables of one aggregate type.
@@ -151,7 +157,7 @@ type AggregateTables struct {
 
 // Resolve computes and validates every name of cfg.
 func Resolve(cfg Config) (*Names, error) {
-	n := &Names{Shared: map[string]string{}, ByAggregate: map[string]AggregateTables{}}
+	n := &Names{Shared: map[string]string{}, ByAggregate: map[string]AggregateTables{}, BySaga: map[string]string{}}
 	for area, p := range cfg.Prefixes {
 		if p == "" {
 			continue
@@ -222,6 +228,16 @@ func Resolve(cfg Config) (*Names, error) {
 			return nil, err
 		}
 		sagas[s] = true
+	}
+	others := map[string]bool{}
+	for t := range events {
+		others[t] = true
+	}
+	for t := range snaps {
+		others[t] = true
+	}
+	if err := resolveSagas(cfg, n, sagas, others); err != nil {
+		return nil, err
 	}
 	n.EventTables, n.SnapshotTables, n.SagaTables = sorted(events), sorted(snaps), sorted(sagas)
 	return n, nil

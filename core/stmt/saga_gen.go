@@ -806,3 +806,20 @@ func (p PublicationPurgeParams) args() map[string]any {
 func ExecPublicationPurge(ctx context.Context, e *engine.Engine, q engine.Querier, p PublicationPurgeParams) (sql.Result, error) {
 	return e.Exec(ctx, q, dialect.PublicationPurge, nil, p.args())
 }
+
+// PublicationDeleteParams are the binds of dialect.PublicationDelete.
+type PublicationDeleteParams struct {
+	// PublicationID is #{publication_id}.
+	PublicationID string
+}
+
+func (p PublicationDeleteParams) args() map[string]any {
+	return map[string]any{
+		"publication_id": p.PublicationID,
+	}
+}
+
+// ExecPublicationDelete runs dialect.PublicationDelete on q (see engine.Engine.Exec).
+func ExecPublicationDelete(ctx context.Context, e *engine.Engine, q engine.Querier, p PublicationDeleteParams) (sql.Result, error) {
+	return e.Exec(ctx, q, dialect.PublicationDelete, nil, p.args())
+}

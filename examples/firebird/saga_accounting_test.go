@@ -24,5 +24,10 @@ func init() {
 		"saga/due_read_bounded_by_batch",
 		"saga/deadline_metadata_restored",
 		"saga/due_read_merges_saga_types_in_due_order",
+		"saga/deadline_once_without_lease_three_processes",
+		"saga/conflict_and_concurrent_start_retried",
+		"saga/codec_init_cancel_all",
+		"saga/publication_concurrent_put_and_delete",
+		"schema/saga_own_table_prefixed",
 	)
 }
