@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,9 +17,23 @@ import (
 )
 
 var (
-	flagDeadlines    = flag.Int("saga-deadlines", 300, "deadlines of the saga cell's delivery-latency part (each due 200 ms after its start)")
-	flagDeadlinePoll = flag.Duration("saga-deadline-poll", 100*time.Millisecond, "the deliverer's poll interval in the saga cell's delivery-latency part")
+	flagDeadlines     = flag.Int("saga-deadlines", 300, "deadlines of the saga cell's delivery-latency part (each due 200 ms after its start)")
+	flagDeadlinePolls = flag.String("saga-deadline-polls", "50ms,200ms", "the deliverer's poll intervals in the saga cell's delivery-latency part (one run each)")
 )
+
+// deadlinePolls is -saga-deadline-polls (the bad ones left out, said).
+func deadlinePolls() []time.Duration {
+	var out []time.Duration
+	for _, f := range strings.Split(*flagDeadlinePolls, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d <= 0 {
+			fmt.Printf("   (-saga-deadline-polls: %q is not a positive duration)\n", f)
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
 
 // timedDue is a deadline's payload: when the process meant it to be due.
 type timedDue struct {
@@ -27,10 +42,10 @@ type timedDue struct {
 
 // deadlineLatency: a saga schedules, at each start, a deadline due 200 ms
 // later (on the database clock), while events arrive at a steady rate and
-// a deliverer polls every *flagDeadlinePoll; the delay from due to
+// a deliverer polls every poll; the delay from due to
 // delivered (the handler's call) is reported as p50/p99 against the poll
 // interval, which bounds it from above when the deliverer keeps up.
-func deadlineLatency(ctx context.Context, b *bench, owner string) error {
+func deadlineLatency(ctx context.Context, b *bench, owner string, poll time.Duration) error {
 	const after = 200 * time.Millisecond
 	var mu sync.Mutex
 	var delays []time.Duration
@@ -57,7 +72,7 @@ func deadlineLatency(ctx context.Context, b *bench, owner string) error {
 	if err != nil {
 		return err
 	}
-	d, err := saga.NewDeadlines(b.e, []saga.Target{st}, saga.WithPollInterval(*flagDeadlinePoll), saga.WithOwner(owner))
+	d, err := saga.NewDeadlines(b.e, []saga.Target{st}, saga.WithPollInterval(poll), saga.WithOwner(owner))
 	if err != nil {
 		return err
 	}
@@ -78,7 +93,7 @@ func deadlineLatency(ctx context.Context, b *bench, owner string) error {
 			return err
 		}
 	}
-	deadline := time.Now().Add(time.Minute + 10**flagDeadlinePoll) // a hang guard, not a measurement
+	deadline := time.Now().Add(time.Minute + 10*poll) // a hang guard, not a measurement
 	for {
 		mu.Lock()
 		got := len(delays)
@@ -95,7 +110,7 @@ func deadlineLatency(ctx context.Context, b *bench, owner string) error {
 	defer mu.Unlock()
 	sort.Slice(delays, func(i, j int) bool { return delays[i] < delays[j] })
 	fmt.Printf("   saga deadline delivery, %d deadlines at 100 starts/s, poll %v: due → delivered p50 %v, p99 %v (p99 / poll %.2f)\n",
-		n, *flagDeadlinePoll, delays[len(delays)/2].Round(time.Millisecond), delays[len(delays)*99/100].Round(time.Millisecond),
-		float64(delays[len(delays)*99/100])/float64(*flagDeadlinePoll))
+		n, poll, delays[len(delays)/2].Round(time.Millisecond), delays[len(delays)*99/100].Round(time.Millisecond),
+		float64(delays[len(delays)*99/100])/float64(poll))
 	return nil
 }
