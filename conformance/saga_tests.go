@@ -41,6 +41,7 @@ func sagaTests() []Test {
 		{"saga/due_read_bounded_by_batch", testSagaDueReadBounded},
 		{"saga/deadline_metadata_restored", testSagaDeadlineMetadata},
 		{"saga/due_read_merges_saga_types_in_due_order", testSagaDueAcrossSagaTypes},
+		{"saga/foreign_overdue_deadlines_reported_kept", testSagaForeignOverdueReported},
 		{"schema/saga_own_table_prefixed", testSagaOwnTablePrefixed},
 	}
 }

@@ -12,10 +12,11 @@ import (
 // TestNoProcessClockDecidesDueness: due-ness, expiries and ages are
 // judged by the database clock only. The package reads the process clock
 // to pace the lease's renewal during a batch (held) and the scheduled
-// purge's interval (purge), never for a deadline, a lock's expiry or a
+// purge's interval (purge) and the check of other types' overdue deadlines
+// (checkForeign), never for a deadline, a lock's expiry or a
 // purge's age.
 func TestNoProcessClockDecidesDueness(t *testing.T) {
-	allowed := map[string]bool{"held": true, "purge": true}
+	allowed := map[string]bool{"held": true, "purge": true, "checkForeign": true}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -67,6 +67,7 @@ type deadlineOptions struct {
 	purgeEvery    time.Duration
 	retryFirst    time.Duration
 	retryMax      time.Duration
+	foreignEvery  time.Duration
 }
 
 // WithLease polls while l is held, instead of holding the
@@ -119,10 +120,11 @@ type Deadlines struct {
 	opts    deadlineOptions
 	lock    *lockLease // nil with WithLease
 
-	mu       sync.Mutex     // one poll (or purge) at a time
-	renewed  time.Time      // when the lease was last confirmed (monotonic, this process)
-	purged   time.Time      // when Run last purged (monotonic, this process)
-	failures map[string]int // failed deliveries in a row, by deadline id (this process)
+	mu        sync.Mutex     // one poll (or purge) at a time
+	renewed   time.Time      // when the lease was last confirmed (monotonic, this process)
+	purged    time.Time      // when Run last purged (monotonic, this process)
+	failures  map[string]int // failed deliveries in a row, by deadline id (this process)
+	foreignAt time.Time      // when Run last looked for other types' overdue deadlines
 }
 
 // InvalidOptionError reports an option NewDeadlines refuses.
@@ -135,7 +137,7 @@ func (e *InvalidOptionError) Error() string {
 // NewDeadlines makes the deliverer of targets' deadlines on e.
 func NewDeadlines(e *engine.Engine, targets []Target, opts ...DeadlineOption) (*Deadlines, error) {
 	o := deadlineOptions{poll: lease.DefaultHeartbeatInterval, leaseOf: lease.DefaultLeaseDuration, batch: 100, logger: slog.Default(),
-		retryFirst: DefaultRetryFirst, retryMax: DefaultRetryMax}
+		retryFirst: DefaultRetryFirst, retryMax: DefaultRetryMax, foreignEvery: DefaultForeignCheck}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -209,6 +211,7 @@ func (d *Deadlines) Run(ctx context.Context) error {
 			}
 		}
 		d.purge(ctx)
+		d.checkForeign(ctx)
 		if err := engine.Sleep(ctx, d.opts.poll); err != nil {
 			return err
 		}

@@ -24,6 +24,7 @@ func init() {
 		"saga/due_read_bounded_by_batch",
 		"saga/deadline_metadata_restored",
 		"saga/due_read_merges_saga_types_in_due_order",
+		"saga/foreign_overdue_deadlines_reported_kept",
 		"saga/deadline_once_without_lease_three_processes",
 		"saga/conflict_and_concurrent_start_retried",
 		"saga/codec_init_cancel_all",
