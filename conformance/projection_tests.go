@@ -33,6 +33,8 @@ func projectionTests() []Test {
 		{"projection/in_memory_every_node_builds", testProjectionMemoryEveryNode},
 		{"projection/in_memory_writes_nothing", testProjectionMemoryWritesNothing},
 		{"projection/in_memory_refuses_chained_before_any_sql", testProjectionMemoryRefusesChained},
+		{"projection/unique_violation_typed", testProjectionUniqueViolationTyped},
+		{"projection/listener_error_halt_and_skip", testProjectionListenerErrorHaltAndSkip},
 	}
 }
 
@@ -76,6 +78,12 @@ func accountProjection(env *Env) *projection.Projection[projAccount] {
 // accountProjectionDigits is accountProjection with its decimal's digits
 // given (a worker process has no Env).
 func accountProjectionDigits(precision, scale int) *projection.Projection[projAccount] {
+	return accountProjectionFailing(precision, scale, nil)
+}
+
+// accountProjectionFailing is accountProjectionDigits whose deposit
+// listener returns fail's error first, when fail is set and returns one.
+func accountProjectionFailing(precision, scale int, fail func(projDeposited, *projAccount) error) *projection.Projection[projAccount] {
 	p := projection.New("account-summary", func(string) projAccount { return projAccount{Balance: "0"} })
 	projection.On(p, func(e projOpened, s *projAccount) error {
 		if e.IBAN != "" {
@@ -85,6 +93,11 @@ func accountProjectionDigits(precision, scale int) *projection.Projection[projAc
 		return nil
 	})
 	projection.On(p, func(e projDeposited, s *projAccount) error {
+		if fail != nil {
+			if err := fail(e, s); err != nil {
+				return err
+			}
+		}
 		s.Balance = addDecimal(s.Balance, e.Amount)
 		s.Deposits++
 		return nil

@@ -29,5 +29,7 @@ func init() {
 		"projection/in_memory_every_node_builds",
 		"projection/in_memory_writes_nothing",
 		"projection/in_memory_refuses_chained_before_any_sql",
+		"projection/unique_violation_typed",
+		"projection/listener_error_halt_and_skip",
 	)
 }
