@@ -35,6 +35,7 @@ func projectionTests() []Test {
 		{"projection/in_memory_refuses_chained_before_any_sql", testProjectionMemoryRefusesChained},
 		{"projection/unique_violation_typed", testProjectionUniqueViolationTyped},
 		{"projection/listener_error_halt_and_skip", testProjectionListenerErrorHaltAndSkip},
+		{"projection/listener_order_per_model_across_restarts", testProjectionListenerOrderAcrossRestarts},
 	}
 }
 
@@ -130,16 +131,24 @@ type projRig struct {
 }
 
 func newProjRig(t T, env *Env) *projRig {
+	r := newProjRigBare(t, env)
+	st, err := projection.Open(context.Background(), r.e, accountProjection(env))
+	if err != nil {
+		t.Fatalf("projection.Open: %v", err)
+	}
+	r.st = st
+	return r
+}
+
+// newProjRigBare is the rig without the account projection's store (a
+// test opening another declaration of the fixture table).
+func newProjRigBare(t T, env *Env) *projRig {
 	e := openEngine(t, env, defaultConfig(env))
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
 	adv := hwm.New(e, hwm.Options{PollInterval: 10 * time.Millisecond})
 	go func() { _ = adv.Run(ctx) }()
-	st, err := projection.Open(ctx, e, accountProjection(env))
-	if err != nil {
-		t.Fatalf("projection.Open: %v", err)
-	}
-	return &projRig{e: e, s: eventstore.New(e, adv), adv: adv, st: st}
+	return &projRig{e: e, s: eventstore.New(e, adv), adv: adv}
 }
 
 // run runs the projection's consumer until the returned stop is called.

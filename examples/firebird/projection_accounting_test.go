@@ -31,5 +31,6 @@ func init() {
 		"projection/in_memory_refuses_chained_before_any_sql",
 		"projection/unique_violation_typed",
 		"projection/listener_error_halt_and_skip",
+		"projection/listener_order_per_model_across_restarts",
 	)
 }
