@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/projection"
 	"github.com/tidemarkdb/tidemark/core/sqlerr"
@@ -161,5 +163,47 @@ func testProjectionListenerErrorHaltAndSkip(t T, env *Env) {
 	r.waitDeposits(t, "b-1", 1)
 	if u := r.undelivered(t)["bank.Account/a-1"]; u.Status != consumer.StatusDeadLetter || !strings.Contains(u.FailureReason, "poison deposit") {
 		t.Errorf("a-1's undelivered row under Skip %+v; want DEAD_LETTER with the listener's error", u)
+	}
+}
+
+// projMoney is an application type a converter reduces to a column's.
+type projMoney struct{ cents int64 }
+
+// moneyProjection declares the fixture table's fields (so only its
+// converters can be refused) with a balance of projMoney.
+func moneyProjection(env *Env, convs *projection.Converters) *projection.Projection[projAccount] {
+	dec := env.Features.fixtureQueryTable().Fields[1]
+	p := projection.New("account-summary", func(string) projAccount { return projAccount{} }, projection.WithConverters(convs))
+	projection.On(p, func(projDeposited, *projAccount) error { return nil })
+	projection.Field(p, "iban", projection.Text, func(s *projAccount) *string { return s.IBAN }, projection.Unique())
+	projection.Field(p, "balance", projection.Decimal, func(*projAccount) projMoney { return projMoney{} }, projection.Digits(dec.Precision, dec.Scale))
+	projection.Field(p, "opened_on", projection.Date, openedAt)
+	projection.Field(p, "opened_at", projection.Instant, openedAt)
+	projection.Field(p, "active", projection.Boolean, func(s *projAccount) bool { return s.Active })
+	projection.Field(p, "rank_no", projection.Integer, func(s *projAccount) int64 { return s.Rank })
+	return p
+}
+
+// refuseConverters: converters that cannot serve their field are refused
+// at Open with a *DeclarationError (before any SQL: the caller counts the
+// consumers after).
+func refuseConverters(t T, env *Env, e *engine.Engine) {
+	ctx := context.Background()
+	for what, convert := range map[string]func(*projection.Converters){
+		"a converter to a type the column cannot hold": func(c *projection.Converters) {
+			projection.Convert(c, func(m projMoney) time.Time { return time.Unix(m.cents, 0) })
+		},
+		"two converters for one type": func(c *projection.Converters) {
+			projection.Convert(c, func(m projMoney) string { return fmt.Sprint(m.cents) })
+			projection.Convert(c, func(m projMoney) int64 { return m.cents })
+		},
+	} {
+		convs := projection.NewConverters()
+		convert(convs)
+		_, err := projection.Open(ctx, e, moneyProjection(env, convs))
+		var de *projection.DeclarationError
+		if !errors.As(err, &de) || !strings.Contains(err.Error(), "converter") {
+			t.Errorf("%s: %v, want a *projection.DeclarationError naming the converter", what, err)
+		}
 	}
 }
