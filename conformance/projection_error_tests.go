@@ -207,3 +207,29 @@ func refuseConverters(t T, env *Env, e *engine.Engine) {
 		}
 	}
 }
+
+// Two projections of identical fields on one table, each declared to its
+// own engine (as two processes would): the engines' configuration checks
+// see one projection each, so the second projection's Open finds the first
+// one's read models in the table and is refused, naming both.
+func testTwoProjectionsOneTableRefused(t T, env *Env) {
+	ctx := context.Background()
+	r := newProjRig(t, env)
+	r.append(t, "bank.Account", "a-1", projOpened{IBAN: "DE01"})
+	r.run(t, nil)
+	r.waitDeposits(t, "a-1", 0)
+	fixture := env.Features.fixtureQueryTable()
+	table := queryTableName(t, fixture)
+	dec := fixture.Fields[1]
+	twin := accountProjectionAs("account-twin", dec.Precision, dec.Scale, nil, projection.WithTable(table))
+	e2 := openEngine(t, env, withQueryTable(env, twin.QueryTable()))
+	_, err := projection.Open(ctx, e2, twin)
+	var de *projection.DeclarationError
+	if !errors.As(err, &de) || !strings.Contains(err.Error(), "account-twin") || !strings.Contains(err.Error(), "account-summary") ||
+		!strings.Contains(strings.ToLower(err.Error()), strings.ToLower(table)) {
+		t.Fatalf("Open of a second projection on %s: %v; want a *projection.DeclarationError naming both projections and the table", table, err)
+	}
+	if _, err := projection.Open(ctx, r.e, accountProjection(env)); err != nil {
+		t.Errorf("the table's own projection opens again: %v", err)
+	}
+}

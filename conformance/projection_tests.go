@@ -85,7 +85,13 @@ func accountProjectionDigits(precision, scale int) *projection.Projection[projAc
 // accountProjectionFailing is accountProjectionDigits whose deposit
 // listener returns fail's error first, when fail is set and returns one.
 func accountProjectionFailing(precision, scale int, fail func(projDeposited, *projAccount) error) *projection.Projection[projAccount] {
-	p := projection.New("account-summary", func(string) projAccount { return projAccount{Balance: "0"} })
+	return accountProjectionAs("account-summary", precision, scale, fail)
+}
+
+// accountProjectionAs is accountProjectionFailing under another name, with
+// the projection's options.
+func accountProjectionAs(name string, precision, scale int, fail func(projDeposited, *projAccount) error, opts ...projection.Option) *projection.Projection[projAccount] {
+	p := projection.New(name, func(string) projAccount { return projAccount{Balance: "0"} }, opts...)
 	projection.On(p, func(e projOpened, s *projAccount) error {
 		if e.IBAN != "" {
 			s.IBAN = &e.IBAN

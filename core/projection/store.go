@@ -83,6 +83,9 @@ func open[S any](ctx context.Context, e *engine.Engine, p *Projection[S]) (*Stor
 	if err := sameFields(p.name, qt, p.QueryTable()); err != nil {
 		return nil, err
 	}
+	if err := checkTableOwner(ctx, e, p.name, qt.Table); err != nil {
+		return nil, err
+	}
 	l, err := openStateLog(ctx, e, p.name)
 	if err != nil {
 		return nil, err
