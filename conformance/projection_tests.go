@@ -36,6 +36,7 @@ func projectionTests() []Test {
 		{"projection/unique_violation_typed", testProjectionUniqueViolationTyped},
 		{"projection/listener_error_halt_and_skip", testProjectionListenerErrorHaltAndSkip},
 		{"projection/listener_order_per_model_across_restarts", testProjectionListenerOrderAcrossRestarts},
+		{"projection/single_owner_takeover_on_lapse", testProjectionSingleOwnerTakeover},
 	}
 }
 

@@ -32,5 +32,6 @@ func init() {
 		"projection/unique_violation_typed",
 		"projection/listener_error_halt_and_skip",
 		"projection/listener_order_per_model_across_restarts",
+		"projection/single_owner_takeover_on_lapse",
 	)
 }
