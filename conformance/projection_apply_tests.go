@@ -281,6 +281,7 @@ func testProjectionDeclarationsRefused(t T, env *Env) {
 			t.Errorf("%s: %v, want projection.ErrInvalidDeclaration", what, err)
 		}
 	}
+	refuseConverters(t, env, e)
 	p := projection.New[projAccount]("undeclared", nil)
 	projection.On(p, func(projDeposited, *projAccount) error { return nil })
 	_, err := projection.Open(ctx, e, p)

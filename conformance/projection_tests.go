@@ -34,6 +34,10 @@ func projectionTests() []Test {
 		{"projection/in_memory_writes_nothing", testProjectionMemoryWritesNothing},
 		{"projection/in_memory_refuses_chained_before_any_sql", testProjectionMemoryRefusesChained},
 		{"projection/runner_compacts_its_topic", testProjectionRunnerCompacts},
+		{"projection/unique_violation_typed", testProjectionUniqueViolationTyped},
+		{"projection/listener_error_halt_and_skip", testProjectionListenerErrorHaltAndSkip},
+		{"projection/listener_order_per_model_across_restarts", testProjectionListenerOrderAcrossRestarts},
+		{"projection/single_owner_takeover_on_lapse", testProjectionSingleOwnerTakeover},
 	}
 }
 
@@ -77,7 +81,19 @@ func accountProjection(env *Env) *projection.Projection[projAccount] {
 // accountProjectionDigits is accountProjection with its decimal's digits
 // given (a worker process has no Env).
 func accountProjectionDigits(precision, scale int) *projection.Projection[projAccount] {
-	p := projection.New("account-summary", func(string) projAccount { return projAccount{Balance: "0"} })
+	return accountProjectionFailing(precision, scale, nil)
+}
+
+// accountProjectionFailing is accountProjectionDigits whose deposit
+// listener returns fail's error first, when fail is set and returns one.
+func accountProjectionFailing(precision, scale int, fail func(projDeposited, *projAccount) error) *projection.Projection[projAccount] {
+	return accountProjectionAs("account-summary", precision, scale, fail)
+}
+
+// accountProjectionAs is accountProjectionFailing under another name, with
+// the projection's options.
+func accountProjectionAs(name string, precision, scale int, fail func(projDeposited, *projAccount) error, opts ...projection.Option) *projection.Projection[projAccount] {
+	p := projection.New(name, func(string) projAccount { return projAccount{Balance: "0"} }, opts...)
 	projection.On(p, func(e projOpened, s *projAccount) error {
 		if e.IBAN != "" {
 			s.IBAN = &e.IBAN
@@ -86,6 +102,11 @@ func accountProjectionDigits(precision, scale int) *projection.Projection[projAc
 		return nil
 	})
 	projection.On(p, func(e projDeposited, s *projAccount) error {
+		if fail != nil {
+			if err := fail(e, s); err != nil {
+				return err
+			}
+		}
 		s.Balance = addDecimal(s.Balance, e.Amount)
 		s.Deposits++
 		return nil
@@ -118,16 +139,24 @@ type projRig struct {
 }
 
 func newProjRig(t T, env *Env) *projRig {
+	r := newProjRigBare(t, env)
+	st, err := projection.Open(context.Background(), r.e, accountProjection(env))
+	if err != nil {
+		t.Fatalf("projection.Open: %v", err)
+	}
+	r.st = st
+	return r
+}
+
+// newProjRigBare is the rig without the account projection's store (a
+// test opening another declaration of the fixture table).
+func newProjRigBare(t T, env *Env) *projRig {
 	e := openEngine(t, env, defaultConfig(env))
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
 	adv := hwm.New(e, hwm.Options{PollInterval: 10 * time.Millisecond})
 	go func() { _ = adv.Run(ctx) }()
-	st, err := projection.Open(ctx, e, accountProjection(env))
-	if err != nil {
-		t.Fatalf("projection.Open: %v", err)
-	}
-	return &projRig{e: e, s: eventstore.New(e, adv), adv: adv, st: st}
+	return &projRig{e: e, s: eventstore.New(e, adv), adv: adv}
 }
 
 // run runs the projection's consumer until the returned stop is called.

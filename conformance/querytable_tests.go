@@ -25,6 +25,7 @@ func queryTableTests() []Test {
 		{"querytable/missing_table_with_creation_off", testQueryTableMissingWithCreationOff},
 		{"querytable/widest_decimal_exact", testWidestDecimalExact},
 		{"querytable/unique_admits_many_nulls", testUniqueAdmitsManyNulls},
+		{"querytable/two_projections_one_table_refused", testTwoProjectionsOneTableRefused},
 	}
 }
 

@@ -135,8 +135,9 @@ const DefaultTxBatch = 256
 // projection, applies up to DefaultTxBatch messages of a partition per
 // transaction (a listener's error rolls its chunk back and the chunk is
 // applied one message at a time), and runs one worker for a Global
-// projection (every message updates one read model). Leases, retries, error policy and metrics are
-// the caller's to add. A source it does not listen to, or a listened one
+// projection (every message updates one read model). Leases, retries,
+// the error policy (OnError: Halt, the default, Skip or SkipKey) and
+// metrics are the caller's to add. A source it does not listen to, or a listened one
 // missing, is refused.
 func (s *Store[S]) Options(sources ...consumer.Source) (consumer.Options, error) {
 	o := consumer.Options{Type: ConsumerType, Name: s.p.name, Transactional: true, TxBatch: DefaultTxBatch, AfterPoll: s.afterPoll}

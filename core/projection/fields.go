@@ -69,21 +69,6 @@ func Field[S, V any](p *Projection[S], column string, kind Kind, get func(*S) V,
 		get: func(s *S) any { return get(s) }})
 }
 
-// Converters reduce values of an application's types to a kind's native
-// Go type (a Money to its decimal string, an IBAN to a string).
-type Converters struct {
-	m map[reflect.Type]func(any) any
-}
-
-// NewConverters returns an empty set.
-func NewConverters() *Converters { return &Converters{m: map[reflect.Type]func(any) any{}} }
-
-// Convert registers fn for values of type V; at most one per type (a
-// second replaces the first).
-func Convert[V, N any](c *Converters, fn func(V) N) {
-	c.m[reflect.TypeFor[V]()] = func(v any) any { return fn(v.(V)) }
-}
-
 // resolve finds how the field's Go type reaches its column.
 func (f *field[S]) resolve(c *Converters) error {
 	t := f.goType
@@ -105,8 +90,11 @@ func (f *field[S]) resolve(c *Converters) error {
 		f.conv = native
 		return nil
 	}
-	if fn, ok := c.m[t]; ok {
-		f.conv = func(v any) (any, error) { return native(fn(v)) }
+	if cv, ok := c.m[t]; ok {
+		if !holds(f.decl.Kind, cv.out) {
+			return fmt.Errorf("query field %s: the converter of %s returns %s, which a %s column cannot hold", f.decl.Column, t, cv.out, f.decl.Kind)
+		}
+		f.conv = func(v any) (any, error) { return native(cv.fn(v)) }
 		return nil
 	}
 	return fmt.Errorf("query field %s: a %s column cannot hold %s; register a converter (projection.Convert) to a type it holds", f.decl.Column, f.decl.Kind, t)

@@ -214,6 +214,9 @@ func (p *Projection[S]) QueryTable() schema.QueryTable {
 // refuses to open on them before any SQL runs.
 func (p *Projection[S]) Check() error {
 	errs := append([]error(nil), p.errs...)
+	for _, t := range p.convs.duplicates() {
+		errs = append(errs, &DeclarationError{Projection: p.name, What: fmt.Sprintf("two converters for %s (projection.Convert): one per type", t)})
+	}
 	if len(p.listeners) == 0 && len(p.upstream) == 0 {
 		errs = append(errs, &DeclarationError{Projection: p.name, What: "no listener: declare one with On, OnType or OnReadModel"})
 	}

@@ -302,8 +302,8 @@ func (s *Store[S]) bindValue(f *field[S], v any) (any, error) {
 	if v == nil {
 		return nil, &ValueError{Column: f.decl.Column, Value: v, Reason: "use IsNull for a missing value"}
 	}
-	if fn, ok := s.p.convs.m[typeOf(v)]; ok {
-		v = fn(v)
+	if cv, ok := s.p.convs.m[typeOf(v)]; ok {
+		v = cv.fn(v)
 	}
 	v, err := nativeOf(f.decl)(v)
 	if err != nil {

@@ -84,6 +84,9 @@ func open[S any](ctx context.Context, e *engine.Engine, p *Projection[S]) (*Stor
 	if err := sameFields(p.name, qt, p.QueryTable()); err != nil {
 		return nil, err
 	}
+	if err := checkTableOwner(ctx, e, p.name, qt.Table); err != nil {
+		return nil, err
+	}
 	l, err := openStateLog(ctx, e, p.name)
 	if err != nil {
 		return nil, err
@@ -184,11 +187,14 @@ func (s *Store[S]) save(ctx context.Context, tx *sql.Tx, t target, key string, c
 	}
 	if cur.messageID == "" {
 		if _, err := t.st.insert.exec(ctx, s.e, tx, args); err != nil {
-			return s.insertErr(ctx, tx, t, key, err)
+			return s.insertErr(ctx, tx, t, key, args, err)
 		}
 		return s.writeErr(key, s.markEpoch(ctx, tx, t, key))
 	}
 	res, err := t.st.update.exec(ctx, s.e, tx, args)
+	if err != nil {
+		return s.uniqueErr(key, args, err)
+	}
 	return s.conditioned(key, res, err)
 }
 
@@ -239,12 +245,12 @@ func (s *Store[S]) conditioned(key string, res sql.Result, err error) error {
 // inserted the same key first — a *ConflictError, re-applied from a fresh
 // read without spending the failure budget, as a lost conditioned update
 // is — from one refused for a duplicate value of a unique field (the
-// application's error, returned as it is). The unique violation does not
+// application's error: a *UniqueFieldError). The unique violation does not
 // say which key it was on every engine; the row of key does: the losing
 // insert waited for the winner's commit, so the row is there to read (on
 // the pool, or in the refused transaction where the engine's readers wait
 // for writers: Locks.ConflictRead).
-func (s *Store[S]) insertErr(ctx context.Context, tx *sql.Tx, t target, key string, err error) error {
+func (s *Store[S]) insertErr(ctx context.Context, tx *sql.Tx, t target, key string, args map[string]any, err error) error {
 	if !errors.Is(err, sqlerr.ErrUniqueViolation) {
 		return s.writeErr(key, err)
 	}
@@ -255,7 +261,7 @@ func (s *Store[S]) insertErr(ctx context.Context, tx *sql.Tx, t target, key stri
 	if cur, lerr := s.load(ctx, q, t.st, key); lerr == nil && cur.messageID != "" {
 		return &ConflictError{Projection: s.p.name, Key: key}
 	}
-	return s.writeErr(key, err)
+	return s.uniqueErr(key, args, err)
 }
 
 func (s *Store[S]) writeErr(key string, err error) error {

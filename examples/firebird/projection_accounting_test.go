@@ -30,5 +30,9 @@ func init() {
 		"projection/in_memory_writes_nothing",
 		"projection/in_memory_refuses_chained_before_any_sql",
 		"projection/runner_compacts_its_topic",
+		"projection/unique_violation_typed",
+		"projection/listener_error_halt_and_skip",
+		"projection/listener_order_per_model_across_restarts",
+		"projection/single_owner_takeover_on_lapse",
 	)
 }
