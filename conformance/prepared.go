@@ -25,7 +25,7 @@ var freshAreas = []string{
 	"consumer/rebalance_joins_no_duplicates_three_processes", "consumer/idle_caught_up_lag_zero_after_stop",
 	"consumer/stop_during_read_saves_read_partitions", "projection/global_scope_one_read_model_every_worker",
 	"projection/chained_downstream_converges_on_upstream", "projection/rebuild_",
-	"projection/declaration_change_halts_accept_and_rebuild_clear",
+	"projection/declaration_change_halts_accept_and_rebuild_clear", "projection/chunked_apply_equals_one_by_one",
 	"time/query_time_of_day_cut_as_declared",
 }
 

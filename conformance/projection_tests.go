@@ -38,6 +38,7 @@ func projectionTests() []Test {
 		{"projection/listener_error_halt_and_skip", testProjectionListenerErrorHaltAndSkip},
 		{"projection/listener_order_per_model_across_restarts", testProjectionListenerOrderAcrossRestarts},
 		{"projection/single_owner_takeover_on_lapse", testProjectionSingleOwnerTakeover},
+		{"projection/chunked_apply_equals_one_by_one", testProjectionChunkEqualsOneByOne},
 	}
 }
 

@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"sync"
 	"time"
@@ -136,14 +137,8 @@ func (r *Runner) chunkInTxOnce(ctx context.Context, chunk []Message) error {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }() // no-op after Commit
-	for _, m := range chunk {
-		if err := r.startApply(m); err != nil {
-			return err
-		}
-		m.Epoch = r.epoch
-		if err := r.handlers[m.Source](ctx, tx, m); err != nil {
-			return err
-		}
+	if err := r.handleChunk(ctx, tx, chunk); err != nil {
+		return err
 	}
 	if err := r.awaitPredecessors(ctx, first, predecessorWait); err != nil {
 		return err
@@ -164,6 +159,28 @@ func (r *Runner) chunkInTxOnce(ctx context.Context, chunk []Message) error {
 	}
 	for _, m := range chunk {
 		r.done(m, target)
+	}
+	return nil
+}
+
+// handleChunk runs chunk's handlers in tx: one call for the chunk when its
+// source's route is OnChunk, else a call per message.
+func (r *Runner) handleChunk(ctx context.Context, tx *sql.Tx, chunk []Message) error {
+	ms := make([]Message, len(chunk)) // the poll's messages stay as they were read
+	for i, m := range chunk {
+		if err := r.startApply(m); err != nil {
+			return err
+		}
+		m.Epoch = r.epoch
+		ms[i] = m
+	}
+	if h := r.chunks[ms[0].Source]; h != nil {
+		return h(ctx, tx, ms)
+	}
+	for _, m := range ms {
+		if err := r.handlers[m.Source](ctx, tx, m); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -48,6 +48,9 @@ type SourceOf[T any] interface {
 type Route struct {
 	source Source
 	apply  func(ctx context.Context, tx *sql.Tx, m Message) error
+	// chunk, set by OnChunk, applies a chunk of a Transactional runner
+	// with TxBatch above 1 in one call.
+	chunk func(ctx context.Context, tx *sql.Tx, ms []Message) error
 }
 
 // On routes the messages of src to h.
@@ -59,6 +62,43 @@ func On[T any](src SourceOf[T], h Handler[T]) Route {
 		}
 		return h(ctx, tx, Msg[T]{Source: m.Source, Partition: m.Partition, Position: m.Position, Key: m.Key,
 			Value: v, Generation: m.Generation, Epoch: m.Epoch})
+	}}
+}
+
+// ChunkHandler applies consecutive messages of one partition, in position
+// order, in the transaction tx of a Transactional runner: one message when
+// the runner delivers it on its own, up to Options.TxBatch when it applies
+// a chunk. It lets a handler read and write what a chunk touches in a few
+// statements instead of a few per message. An error rolls the whole chunk
+// back; the runner then applies its messages one at a time (a call per
+// message), so errors are told per message as a Handler's are. Calls with
+// tx nil (a runner that is not Transactional) pass one message.
+type ChunkHandler[T any] func(ctx context.Context, tx *sql.Tx, ms []Msg[T]) error
+
+// OnChunk routes the messages of src to h, a chunk at a time where the
+// runner applies chunks.
+func OnChunk[T any](src SourceOf[T], h ChunkHandler[T]) Route {
+	typed := func(ms []Message) ([]Msg[T], error) {
+		out := make([]Msg[T], len(ms))
+		for i, m := range ms {
+			v, err := src.Record(m)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = Msg[T]{Source: m.Source, Partition: m.Partition, Position: m.Position, Key: m.Key,
+				Value: v, Generation: m.Generation, Epoch: m.Epoch}
+		}
+		return out, nil
+	}
+	chunk := func(ctx context.Context, tx *sql.Tx, ms []Message) error {
+		typedMs, err := typed(ms)
+		if err != nil {
+			return err
+		}
+		return h(ctx, tx, typedMs)
+	}
+	return Route{source: src, chunk: chunk, apply: func(ctx context.Context, tx *sql.Tx, m Message) error {
+		return chunk(ctx, tx, []Message{m})
 	}}
 }
 

@@ -99,7 +99,8 @@ type Runner struct {
 	sources  []Source          // the routes' sources, in order
 	bySource map[string]Source // the same by name
 	handlers map[string]func(context.Context, *sql.Tx, Message) error
-	dmu      sync.Mutex // guards rows and skips
+	chunks   map[string]func(context.Context, *sql.Tx, []Message) error // OnChunk routes
+	dmu      sync.Mutex                                                 // guards rows and skips
 	rows     map[keyRef][]*UndeliveredRow
 	skips    map[string][]Skip
 
@@ -191,12 +192,16 @@ func NewRunner(ctx context.Context, reg *Registry, opts Options) (*Runner, error
 	if err := checkLeaseOptions(opts); err != nil {
 		return nil, err
 	}
-	r := &Runner{reg: reg, bySource: map[string]Source{}, handlers: map[string]func(context.Context, *sql.Tx, Message) error{}}
+	r := &Runner{reg: reg, bySource: map[string]Source{}, handlers: map[string]func(context.Context, *sql.Tx, Message) error{},
+		chunks: map[string]func(context.Context, *sql.Tx, []Message) error{}}
 	refs := make([]SourceRef, len(opts.Routes))
 	for i, rt := range opts.Routes {
 		s := rt.source
 		r.sources = append(r.sources, s)
 		r.bySource[s.Name()], r.handlers[s.Name()] = s, rt.apply
+		if rt.chunk != nil {
+			r.chunks[s.Name()] = rt.chunk
+		}
 		refs[i] = SourceRef{Name: s.Name(), Partitions: s.Partitions()}
 	}
 	c, err := reg.Subscribe(ctx, opts.Type, opts.Name, refs...)

@@ -317,6 +317,15 @@ func (e *Engine) QueryRowCompiled(ctx context.Context, q Querier, c dialect.Comp
 	return e.queryRow(ctx, q, c.SQL, a)
 }
 
+// QueryCompiled is Query for a statement compiled with CompileText.
+func (e *Engine) QueryCompiled(ctx context.Context, q Querier, c dialect.Compiled, args map[string]any) (*sql.Rows, error) {
+	a, err := c.Args(args)
+	if err != nil {
+		return nil, err
+	}
+	return e.query(ctx, q, c.SQL, a)
+}
+
 func (e *Engine) queryRow(ctx context.Context, q Querier, s string, a []any) Row {
 	if st := e.stmtOn(ctx, q, s); st != nil {
 		retry := func() *sql.Row {

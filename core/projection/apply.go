@@ -156,13 +156,13 @@ func (s *Store[S]) Options(sources ...consumer.Source) (consumer.Options, error)
 				return o, &DeclarationError{Projection: s.p.name, What: "an event-store source it has no (or a second) use for"}
 			}
 			events = true
-			o.Routes = append(o.Routes, consumer.On(src, s.Handler()))
+			o.Routes = append(o.Routes, consumer.OnChunk(src, s.ChunkHandler()))
 		case consumer.SourceOf[topic.ReadModelRecord]:
 			if !need[src.Name()] {
 				return o, &DeclarationError{Projection: s.p.name, What: fmt.Sprintf("source %s: no OnReadModel listener for it", src.Name())}
 			}
 			delete(need, src.Name())
-			o.Routes = append(o.Routes, consumer.On(src, s.ReadModelHandler()))
+			o.Routes = append(o.Routes, consumer.OnChunk(src, s.ReadModelChunkHandler()))
 		default:
 			return o, &DeclarationError{Projection: s.p.name, What: fmt.Sprintf("source %s holds neither events nor read models", src.Name())}
 		}

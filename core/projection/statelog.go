@@ -20,6 +20,8 @@ type stateMessage struct {
 // stateLog is the projection's read-model topic as the apply writes it.
 type stateLog interface {
 	publish(ctx context.Context, tx *sql.Tx, m stateMessage) (id string, err error)
+	// publishAll publishes msgs in order in as few statements as it can.
+	publishAll(ctx context.Context, tx *sql.Tx, msgs []stateMessage) (ids []string, err error)
 }
 
 type readModelLog struct{ t *topic.ReadModelTopic }
@@ -33,10 +35,29 @@ func openStateLog(ctx context.Context, e *engine.Engine, name string) (readModel
 }
 
 func (l readModelLog) publish(ctx context.Context, tx *sql.Tx, m stateMessage) (string, error) {
-	pub, err := l.t.PublishTx(ctx, tx, topic.ReadModelMessage{Key: m.Key, Type: m.Type, Payload: m.Payload,
-		Metadata: m.Metadata, CascadeDepth: m.CascadeDepth, Deleted: m.Deleted})
+	ids, err := l.publishAll(ctx, tx, []stateMessage{m})
 	if err != nil {
 		return "", err
 	}
-	return pub[0].ID, nil
+	return ids[0], nil
+}
+
+func (l readModelLog) publishAll(ctx context.Context, tx *sql.Tx, msgs []stateMessage) ([]string, error) {
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	out := make([]topic.ReadModelMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = topic.ReadModelMessage{Key: m.Key, Type: m.Type, Payload: m.Payload,
+			Metadata: m.Metadata, CascadeDepth: m.CascadeDepth, Deleted: m.Deleted}
+	}
+	pub, err := l.t.PublishTx(ctx, tx, out...)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(pub))
+	for i, p := range pub {
+		ids[i] = p.ID
+	}
+	return ids, nil
 }

@@ -29,6 +29,8 @@ type statements struct {
 	setEpoch                     statement
 	// unique finds a read model by a unique field's column (lower case).
 	unique map[string]statement
+	// chunk holds a chunk apply's statements.
+	chunk *chunkStatements
 }
 
 // fieldBind is the bind name of the i-th field (bind names are letters
@@ -65,6 +67,11 @@ WHERE q.read_model_id = #{key}`
 VALUES (#{projection}, #{key}, #{epoch})`
 	texts[&st.setEpoch] = `UPDATE ${read_model_epochs_table} SET epoch = #{epoch} WHERE projection = #{projection} AND read_model_key = #{key}`
 	texts[&st.removeEpoch] = `DELETE FROM ${read_model_epochs_table} WHERE projection = #{projection} AND read_model_key = #{key}`
+	columns := make([]string, len(fields))
+	for i, f := range fields {
+		columns[i] = f.decl.Column
+	}
+	st.chunk = newChunkStatements(e, table, columns)
 	st.unique = map[string]statement{}
 	for _, f := range fields {
 		if !f.decl.Unique {

@@ -5,6 +5,7 @@ package firebird_test
 func init() {
 	passing = append(passing,
 		"projection/apply_get_and_find_by_every_kind",
+		"projection/chunked_apply_equals_one_by_one",
 		"projection/delete_removes_row_and_publishes_tombstone",
 		"projection/restart_applies_each_event_once",
 		"projection/keyset_pages_with_nulls_both_directions",

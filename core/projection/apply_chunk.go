@@ -1,0 +1,241 @@
+package projection
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/tidemarkdb/tidemark/core/consumer"
+	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/topic"
+)
+
+// step is one message's apply: the read model it updates and its listener.
+type step[S any] struct {
+	key      string
+	run      func(*S) error
+	metadata []byte
+	depth    int
+}
+
+// ChunkHandler is Handler a chunk at a time (consumer.OnChunk): the
+// chunk's read models are read in one statement, its listeners run in
+// order on them in memory, every state (or tombstone) is published in one
+// multi-row insert and the rows are replaced in two statements; the
+// outcome is the one of applying each event on its own, and a chunk that
+// fails is applied again that way by the runner (which tells the error of
+// each event).
+func (s *Store[S]) ChunkHandler() consumer.ChunkHandler[eventstore.Recorded] {
+	return func(ctx context.Context, tx *sql.Tx, ms []consumer.Msg[eventstore.Recorded]) error {
+		if tx == nil {
+			return errNotTransactional
+		}
+		steps := make([]step[S], 0, len(ms))
+		for _, m := range ms {
+			if key, run, ok := s.p.eventListener(m.Value); ok {
+				steps = append(steps, step[S]{key: key, run: run, metadata: m.Value.Metadata, depth: 1})
+			}
+		}
+		return s.applySteps(ctx, tx, ms[0].Epoch, steps)
+	}
+}
+
+// ReadModelChunkHandler is ReadModelHandler a chunk at a time.
+func (s *Store[S]) ReadModelChunkHandler() consumer.ChunkHandler[topic.ReadModelRecord] {
+	return func(ctx context.Context, tx *sql.Tx, ms []consumer.Msg[topic.ReadModelRecord]) error {
+		if tx == nil {
+			return errNotTransactional
+		}
+		steps := make([]step[S], 0, len(ms))
+		for _, m := range ms {
+			rec := m.Value
+			l, ok := s.p.upstream[rec.Topic]
+			if !ok {
+				continue
+			}
+			run := func(st *S) error { return l(rec, s.p.codec, st) }
+			steps = append(steps, step[S]{key: s.p.key(rec.Key), run: run, metadata: rec.Metadata, depth: rec.CascadeDepth + 1})
+		}
+		return s.applySteps(ctx, tx, ms[0].Epoch, steps)
+	}
+}
+
+// chunkModel is one read model through a chunk's apply.
+type chunkModel[S any] struct {
+	key     string
+	state   S
+	pending []byte // the state's last payload, decoded before the next step (as a load would)
+	oldID   string // the message its row held when read ("" for no row)
+	exists  bool   // a row exists after the steps so far
+	last    int    // index of its latest published message; -1 for none
+}
+
+// applySteps applies steps in tx as apply would one by one.
+func (s *Store[S]) applySteps(ctx context.Context, tx *sql.Tx, epoch int64, steps []step[S]) error {
+	switch len(steps) {
+	case 0:
+		return nil
+	case 1:
+		st := steps[0]
+		return s.apply(ctx, tx, epoch, st.key, st.run, st.metadata, st.depth)
+	}
+	t, err := s.targetOf(ctx, tx, epoch)
+	if err != nil {
+		return err
+	}
+	models, order, err := s.loadChunk(ctx, tx, t, steps)
+	if err != nil {
+		return err
+	}
+	msgs := make([]stateMessage, 0, len(steps))
+	for _, st := range steps {
+		m := models[st.key]
+		if m.pending != nil {
+			if m.state, err = s.p.decodeState(m.key, m.pending); err != nil {
+				return err
+			}
+			m.pending = nil
+		}
+		deleted, err := runOn(st.run, &m.state)
+		if err != nil {
+			return err
+		}
+		if deleted && !m.exists {
+			m.state = s.p.init(m.key) // nothing stored to delete: the next step starts anew
+			continue
+		}
+		payload, err := s.p.codec.Marshal(m.state)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, stateMessage{Key: m.key, Type: s.p.typeName, Payload: payload,
+			Metadata: st.metadata, CascadeDepth: st.depth, Deleted: deleted})
+		m.last = len(msgs) - 1
+		m.exists = !deleted
+		if deleted {
+			m.state = s.p.init(m.key)
+		} else {
+			m.pending = payload
+		}
+	}
+	ids, err := s.log.publishAll(ctx, tx, msgs)
+	if err != nil {
+		return err
+	}
+	return s.writeChunk(ctx, tx, t, order, models, ids)
+}
+
+// loadChunk reads the read models steps update, in one statement per
+// maxInList keys: each by its key, and the keys in first-step order.
+func (s *Store[S]) loadChunk(ctx context.Context, tx *sql.Tx, t target, steps []step[S]) (map[string]*chunkModel[S], []string, error) {
+	models := make(map[string]*chunkModel[S], len(steps))
+	order := make([]string, 0, len(steps))
+	for _, st := range steps {
+		if models[st.key] == nil {
+			models[st.key] = &chunkModel[S]{key: st.key, state: s.p.init(st.key), last: -1}
+			order = append(order, st.key)
+		}
+	}
+	err := t.st.chunk.loadMany(ctx, tx, order, func(key string, msgID, payload sql.NullString) error {
+		m := models[key]
+		if m == nil {
+			return nil
+		}
+		m.oldID, m.exists = msgID.String, msgID.String != ""
+		if payload.Valid {
+			var err error
+			m.state, err = s.p.decodeState(key, []byte(payload.String))
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, s.writeErr(order[0], err)
+	}
+	return models, order, nil
+}
+
+// writeChunk brings the rows of the chunk's read models to their last
+// states: the rows read are deleted (conditioned on the message each held,
+// so a row another apply changed conflicts and the chunk is retried), the
+// read models that exist are inserted pointing at their last message, and
+// READ_MODEL_EPOCHS gains the new read models and loses the deleted ones.
+func (s *Store[S]) writeChunk(ctx context.Context, tx *sql.Tx, t target, order []string, models map[string]*chunkModel[S], ids []string) error {
+	var gone, olds, added, removed []string
+	var rows [][]any
+	for _, key := range order {
+		m := models[key]
+		if m.last < 0 {
+			continue // every step deleted a read model that was not stored
+		}
+		if m.oldID != "" {
+			gone, olds = append(gone, key), append(olds, m.oldID)
+		}
+		switch {
+		case m.exists:
+			row, err := s.rowOf(key, ids[m.last], &m.state)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, row)
+			if m.oldID == "" {
+				added = append(added, key)
+			}
+		case m.oldID != "":
+			removed = append(removed, key)
+		}
+	}
+	st := t.st.chunk
+	if len(gone) > 0 {
+		n, err := st.removeMany(ctx, tx, gone, olds)
+		if err != nil {
+			return s.writeErr(gone[0], err)
+		}
+		if n != int64(len(gone)) {
+			return &ConflictError{Projection: s.p.name, Key: gone[0]}
+		}
+	}
+	if err := st.insertRows(ctx, tx, rows); err != nil {
+		return s.writeErr(order[0], err)
+	}
+	return s.writeErr(order[0], s.chunkEpochs(ctx, tx, t, added, removed))
+}
+
+// rowOf is a query-table row of key pointing at msgID: its key, the
+// message id and each field's column value.
+func (s *Store[S]) rowOf(key, msgID string, state *S) ([]any, error) {
+	row := make([]any, 2, 2+len(s.p.fields))
+	row[0], row[1] = key, msgID
+	for i := range s.p.fields {
+		v, err := s.columnValue(&s.p.fields[i], state)
+		if err != nil {
+			return nil, err
+		}
+		row = append(row, v)
+	}
+	return row, nil
+}
+
+// chunkEpochs writes the READ_MODEL_EPOCHS rows of a chunk's new read
+// models (t's epoch; in a rebuild's shadow over the live read model's row
+// of the same key, as markEpoch does) and deletes those of its deleted
+// ones.
+func (s *Store[S]) chunkEpochs(ctx context.Context, tx *sql.Tx, t target, added, removed []string) error {
+	st := t.st.chunk
+	drop := removed
+	if t.shadow {
+		drop = append(append([]string(nil), removed...), added...)
+	}
+	if len(drop) > 0 {
+		if err := st.removeEpochs(ctx, tx, s.p.name, drop); err != nil {
+			return err
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(added))
+	for i, key := range added {
+		rows[i] = []any{s.p.name, key, t.epoch}
+	}
+	return st.insertEpochs(ctx, tx, rows)
+}
