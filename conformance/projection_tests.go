@@ -27,6 +27,8 @@ func projectionTests() []Test {
 		{"projection/chained_downstream_converges_on_upstream", testProjectionChained},
 		{"projection/compaction_keeps_every_read_model", testProjectionCompaction},
 		{"projection/finder_range_reads_flat", testFinderRangeReadsFlat},
+		{"projection/typed_finders_every_kind", testTypedFindersEveryKind},
+		{"projection/typed_finder_handle_of_another_projection_refused", testTypedFinderForeignHandle},
 		{"projection/pages_follow_column_values", testPagesFollowColumnValues},
 		{"projection/pages_stable_under_concurrent_writes", testPagesStableUnderConcurrentWrites},
 		{"projection/text_field_sized_to_the_engine_unit", testProjectionTextSizedToUnit},
