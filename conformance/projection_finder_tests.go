@@ -142,7 +142,7 @@ type finderFields struct {
 // digits on env's engine, and returns its handles.
 func finderProjection(env *Env) (*projection.Projection[projAccount], finderFields) {
 	dec := env.Features.fixtureQueryTable().Fields[1]
-	p := accountListeners(projection.New(finderName, func(string) projAccount { return projAccount{Balance: "0"} }))
+	p := accountListeners(projection.New(finderName, func(string) projAccount { return projAccount{Balance: "0"} }), nil)
 	return p, finderFields{
 		iban:       projection.UniqueField(p, "iban", projection.Text, func(s *projAccount) *string { return s.IBAN }),
 		balance:    projection.Field(p, "balance", projection.Decimal, func(s *projAccount) string { return s.Balance }, projection.Digits(dec.Precision, dec.Scale)),
@@ -153,23 +153,6 @@ func finderProjection(env *Env) (*projection.Projection[projAccount], finderFiel
 		rank:       projection.Field(p, "rank_no", projection.Integer, func(s *projAccount) int64 { return s.Rank }),
 		deposits:   projection.Field(p, "deposits", projection.Integer, func(s *projAccount) int { return s.Deposits }),
 	}
-}
-
-// accountListeners declares the account projection's listeners on p.
-func accountListeners(p *projection.Projection[projAccount]) *projection.Projection[projAccount] {
-	projection.On(p, func(e projOpened, s *projAccount) error {
-		if e.IBAN != "" {
-			s.IBAN = &e.IBAN
-		}
-		s.OpenedAt, s.Rank, s.Active = e.OpenedAt, e.Rank, true
-		return nil
-	})
-	projection.On(p, func(e projDeposited, s *projAccount) error {
-		s.Balance = addDecimal(s.Balance, e.Amount)
-		s.Deposits++
-		return nil
-	})
-	return p
 }
 
 // newFinderRig opens the engine with the fixture table and finderName's,
