@@ -29,7 +29,9 @@ func (s *Store[S]) Get(ctx context.Context, key string) (S, bool, error) {
 // does not declare as a query field.
 var ErrUnknownColumn = errors.New("not a query field")
 
-// ErrNotUnique is returned by FindUnique on a column not declared Unique.
+// ErrNotUnique is returned by FindUnique on a column not declared Unique,
+// and by FindBy on a store whose declaration of the handle's column is not
+// unique.
 var ErrNotUnique = errors.New("query field is not unique")
 
 // Cond is one condition of a finder on a query field: made by a field's
