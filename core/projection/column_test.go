@@ -166,3 +166,35 @@ func TestForeignHandleRefused(t *testing.T) {
 		t.Errorf("Count on its own store: %d, %v; want 1", n, err)
 	}
 }
+
+// cents is an application type reaching a Decimal column through a
+// converter.
+type cents int64
+
+type wallet struct{ Amount cents }
+
+// TestTypedHandleOfConvertedType: a handle of a field whose type has a
+// converter binds a value through it, as the any-typed condition does.
+func TestTypedHandleOfConvertedType(t *testing.T) {
+	convs := projection.NewConverters()
+	projection.Convert(convs, func(c cents) string { return fmt.Sprintf("%d.%02d", c/100, c%100) })
+	p := projection.New[wallet]("wallet", nil, projection.WithConverters(convs))
+	projection.OnType(p, "Paid", func(projection.Event[struct{}], *wallet) error { return nil })
+	amount := projection.Field(p, "amount", projection.Decimal, func(s *wallet) cents { return s.Amount }, projection.Digits(12, 2))
+	e := sqlitetest.EngineConfig(t, engine.Config{QueryTables: []schema.QueryTable{p.QueryTable()}})
+	st, err := projection.Open(context.Background(), e, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed, err := st.Statements(projection.Query{Where: []projection.Cond{amount.Ge(1234)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	named, err := st.Statements(projection.Query{Where: []projection.Cond{projection.Ge("amount", "12.34")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(typed) != fmt.Sprint(named) {
+		t.Errorf("amount >= cents(1234): %v, want %v", typed, named)
+	}
+}
