@@ -27,6 +27,8 @@ func projectionTests() []Test {
 		{"projection/chained_downstream_converges_on_upstream", testProjectionChained},
 		{"projection/compaction_keeps_every_read_model", testProjectionCompaction},
 		{"projection/finder_range_reads_flat", testFinderRangeReadsFlat},
+		{"projection/typed_finders_every_kind", testTypedFindersEveryKind},
+		{"projection/typed_finder_handle_of_another_projection_refused", testTypedFinderForeignHandle},
 		{"projection/pages_follow_column_values", testPagesFollowColumnValues},
 		{"projection/pages_stable_under_concurrent_writes", testPagesStableUnderConcurrentWrites},
 		{"projection/text_field_sized_to_the_engine_unit", testProjectionTextSizedToUnit},
@@ -94,7 +96,20 @@ func accountProjectionFailing(precision, scale int, fail func(projDeposited, *pr
 // accountProjectionAs is accountProjectionFailing under another name, with
 // the projection's options.
 func accountProjectionAs(name string, precision, scale int, fail func(projDeposited, *projAccount) error, opts ...projection.Option) *projection.Projection[projAccount] {
-	p := projection.New(name, func(string) projAccount { return projAccount{Balance: "0"} }, opts...)
+	p := accountListeners(projection.New(name, func(string) projAccount { return projAccount{Balance: "0"} }, opts...), fail)
+	projection.Field(p, "iban", projection.Text, func(s *projAccount) *string { return s.IBAN }, projection.Unique())
+	projection.Field(p, "balance", projection.Decimal, func(s *projAccount) string { return s.Balance }, projection.Digits(precision, scale))
+	projection.Field(p, "opened_on", projection.Date, openedAt)
+	projection.Field(p, "opened_at", projection.Instant, openedAt)
+	projection.Field(p, "active", projection.Boolean, func(s *projAccount) bool { return s.Active })
+	projection.Field(p, "rank_no", projection.Integer, func(s *projAccount) int64 { return s.Rank })
+	return p
+}
+
+// accountListeners declares the account projection's listeners on p; its
+// deposit listener returns fail's error first, when fail is set and
+// returns one.
+func accountListeners(p *projection.Projection[projAccount], fail func(projDeposited, *projAccount) error) *projection.Projection[projAccount] {
 	projection.On(p, func(e projOpened, s *projAccount) error {
 		if e.IBAN != "" {
 			s.IBAN = &e.IBAN
@@ -113,12 +128,6 @@ func accountProjectionAs(name string, precision, scale int, fail func(projDeposi
 		return nil
 	})
 	projection.On(p, func(projClosed, *projAccount) error { return projection.Delete })
-	projection.Field(p, "iban", projection.Text, func(s *projAccount) *string { return s.IBAN }, projection.Unique())
-	projection.Field(p, "balance", projection.Decimal, func(s *projAccount) string { return s.Balance }, projection.Digits(precision, scale))
-	projection.Field(p, "opened_on", projection.Date, openedAt)
-	projection.Field(p, "opened_at", projection.Instant, openedAt)
-	projection.Field(p, "active", projection.Boolean, func(s *projAccount) bool { return s.Active })
-	projection.Field(p, "rank_no", projection.Integer, func(s *projAccount) int64 { return s.Rank })
 	return p
 }
 

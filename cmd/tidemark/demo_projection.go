@@ -31,8 +31,9 @@ type demoAmount struct {
 }
 
 // demoProjection declares the demo's account summary: one read model per
-// account, its balance a query column a finder ranges over.
-func demoProjection() *projection.Projection[demoSummary] {
+// account, its balance a query column a finder ranges over (the
+// returned handle).
+func demoProjection() (*projection.Projection[demoSummary], projection.Column[demoSummary, string]) {
 	p := projection.New[demoSummary](demoSummaryName, nil)
 	projection.OnType(p, "AccountOpened", func(e projection.Event[struct {
 		Owner string `json:"owner"`
@@ -49,14 +50,17 @@ func demoProjection() *projection.Projection[demoSummary] {
 	}
 	projection.OnType(p, "MoneyDeposited", move(1))
 	projection.OnType(p, "MoneyWithdrawn", move(-1))
-	projection.Field(p, "balance", projection.Decimal, func(s *demoSummary) string { return money(s.BalanceCents) },
+	balance := projection.Field(p, "balance", projection.Decimal, func(s *demoSummary) string { return money(s.BalanceCents) },
 		projection.Digits(15, 2))
-	return p
+	return p, balance
 }
 
 // demoQueryTables is the demo projection's query table, declared with the
 // engine.
-func demoQueryTables() []schema.QueryTable { return []schema.QueryTable{demoProjection().QueryTable()} }
+func demoQueryTables() []schema.QueryTable {
+	p, _ := demoProjection()
+	return []schema.QueryTable{p.QueryTable()}
+}
 
 // runProjectionDemo runs the account summary over every event so far,
 // then reads one read model and ranges over balances with a finder.
@@ -68,7 +72,8 @@ func runProjectionDemo(ctx context.Context, out io.Writer, e *engine.Engine, sto
 		!errors.Is(err, consumer.ErrNotFound) && !errors.Is(err, consumer.ErrNotSubscribed) {
 		return err
 	}
-	st, err := projection.Open(ctx, e, demoProjection())
+	p, balance := demoProjection()
+	st, err := projection.Open(ctx, e, p)
 	if err != nil {
 		return err
 	}
@@ -99,7 +104,7 @@ func runProjectionDemo(ctx context.Context, out io.Writer, e *engine.Engine, sto
 	} else if ok {
 		fmt.Fprintf(out, "projection Get(acc-1): owner %q, balance %s, %d movements\n", s.Owner, money(s.BalanceCents), s.Movements)
 	}
-	page, err := st.Find(ctx, projection.Query{Where: []projection.Cond{projection.Ge("balance", "0")}, OrderBy: "balance", Desc: true, Limit: 3})
+	page, err := st.Find(ctx, projection.Query{Where: []projection.Cond{balance.Ge("0")}, OrderBy: balance.Name(), Desc: true, Limit: 3})
 	if err != nil {
 		return err
 	}

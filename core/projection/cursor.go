@@ -105,7 +105,7 @@ type order[S any] struct {
 func (s *Store[S]) order(q Query) (order[S], error) {
 	o := order[S]{desc: q.Desc}
 	if q.OrderBy != "" {
-		f, err := s.fieldOf(q.OrderBy)
+		f, err := s.fieldOf("", q.OrderBy)
 		if err != nil {
 			return o, err
 		}

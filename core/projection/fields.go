@@ -30,7 +30,8 @@ const (
 type FieldOption func(*schema.QueryField)
 
 // Unique gives the column a unique index (read models without a value do
-// not count against it) and allows FindUnique on it.
+// not count against it) and allows FindUnique on it. UniqueField declares
+// a unique field whose handle FindBy takes.
 func Unique() FieldOption { return func(f *schema.QueryField) { f.Unique = true } }
 
 // Digits sets a Decimal column's precision and scale (default 38, 10).
@@ -50,8 +51,10 @@ type field[S any] struct {
 // copied into column on every save (a nil pointer stores NULL). V must be a
 // Go type the kind holds (see the Kind constants), a pointer to one, or a
 // type with a converter (Convert) to one; otherwise the store refuses to
-// open.
-func Field[S, V any](p *Projection[S], column string, kind Kind, get func(*S) V, opts ...FieldOption) {
+// open. It returns the field's typed handle, whose conditions take values
+// of type V (the any-typed Eq(column, v), … work as well).
+func Field[S, V any](p *Projection[S], column string, kind Kind, get func(*S) V, opts ...FieldOption) Column[S, V] {
+	h := Column[S, V]{projection: p.name, column: column}
 	d := schema.QueryField{Column: column, Kind: kind}
 	if kind == Decimal {
 		d.Precision, d.Scale = 38, 10
@@ -62,11 +65,12 @@ func Field[S, V any](p *Projection[S], column string, kind Kind, get func(*S) V,
 	for _, f := range p.fields {
 		if strings.EqualFold(f.decl.Column, column) {
 			p.fail("two query fields on column %q", column)
-			return
+			return h
 		}
 	}
 	p.fields = append(p.fields, field[S]{decl: d, goType: reflect.TypeFor[V](),
 		get: func(s *S) any { return get(s) }})
+	return h
 }
 
 // resolve finds how the field's Go type reaches its column.

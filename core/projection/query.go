@@ -29,43 +29,52 @@ func (s *Store[S]) Get(ctx context.Context, key string) (S, bool, error) {
 // does not declare as a query field.
 var ErrUnknownColumn = errors.New("not a query field")
 
-// ErrNotUnique is returned by FindUnique on a column not declared Unique.
+// ErrNotUnique is returned by FindUnique on a column not declared Unique,
+// and by FindBy on a store whose declaration of the handle's column is not
+// unique.
 var ErrNotUnique = errors.New("query field is not unique")
 
-// Cond is one condition of a finder on a query field.
+// Cond is one condition of a finder on a query field: made by a field's
+// typed handle (Column.Eq, …) or by the any-typed functions below, which
+// name the column.
 type Cond struct {
-	column string
-	op     string // =, <>, <, <=, >, >=, in, null, notnull
-	values []any
+	projection string // the handle's projection; "" for a column named
+	column     string
+	op         string // =, <>, <, <=, >, >=, in, null, notnull
+	values     []any
 }
+
+func named(column, op string, vs ...any) Cond { return Cond{column: column, op: op, values: vs} }
 
 // Eq matches read models whose column equals v (converted as the field's
 // values are: a time cut to microseconds, a decimal rounded to its scale).
-func Eq(column string, v any) Cond { return Cond{column, "=", []any{v}} }
+// A nil v, or one converting to NULL, is refused with a *ValueError: use
+// IsNull.
+func Eq(column string, v any) Cond { return named(column, "=", v) }
 
 // Ne matches a column not equal to v (NULL matches neither Eq nor Ne).
-func Ne(column string, v any) Cond { return Cond{column, "<>", []any{v}} }
+func Ne(column string, v any) Cond { return named(column, "<>", v) }
 
 // Lt, Le, Gt and Ge compare a column with v in the column's order.
-func Lt(column string, v any) Cond { return Cond{column, "<", []any{v}} }
+func Lt(column string, v any) Cond { return named(column, "<", v) }
 
 // Le matches column <= v.
-func Le(column string, v any) Cond { return Cond{column, "<=", []any{v}} }
+func Le(column string, v any) Cond { return named(column, "<=", v) }
 
 // Gt matches column > v.
-func Gt(column string, v any) Cond { return Cond{column, ">", []any{v}} }
+func Gt(column string, v any) Cond { return named(column, ">", v) }
 
 // Ge matches column >= v.
-func Ge(column string, v any) Cond { return Cond{column, ">=", []any{v}} }
+func Ge(column string, v any) Cond { return named(column, ">=", v) }
 
 // In matches a column equal to one of vs (none matches nothing).
-func In(column string, vs ...any) Cond { return Cond{column, "in", vs} }
+func In(column string, vs ...any) Cond { return named(column, "in", vs...) }
 
 // IsNull matches read models without a value in column.
-func IsNull(column string) Cond { return Cond{column, "null", nil} }
+func IsNull(column string) Cond { return named(column, "null") }
 
 // NotNull matches read models with a value in column.
-func NotNull(column string) Cond { return Cond{column, "notnull", nil} }
+func NotNull(column string) Cond { return named(column, "notnull") }
 
 // Query is a finder: conditions (all must hold), an order and a page.
 type Query struct {
@@ -199,14 +208,20 @@ func (s *Store[S]) Statements(q Query) ([]Statement, error) {
 	return out, nil
 }
 
-// FindUnique returns the read model whose unique column equals v.
+// FindUnique returns the read model whose unique column equals v (FindBy
+// is its typed form).
 func (s *Store[S]) FindUnique(ctx context.Context, column string, v any) (Item[S], bool, error) {
-	f, err := s.fieldOf(column)
+	f, err := s.fieldOf("", column)
 	if err != nil {
 		return Item[S]{}, false, err
 	}
+	return s.findUnique(ctx, f, v)
+}
+
+// findUnique is FindUnique on field f, refused unless f is unique.
+func (s *Store[S]) findUnique(ctx context.Context, f *field[S], v any) (Item[S], bool, error) {
 	if !f.decl.Unique {
-		return Item[S]{}, false, fmt.Errorf("projection %q, column %s: %w; use Find", s.p.name, column, ErrNotUnique)
+		return Item[S]{}, false, fmt.Errorf("projection %q, column %s: %w; use Find", s.p.name, f.decl.Column, ErrNotUnique)
 	}
 	bv, err := s.bindValue(f, v)
 	if err != nil {
@@ -267,7 +282,7 @@ func placeholders(p dialect.PlaceholderStyle) sq.PlaceholderFormat {
 func (s *Store[S]) selectWhere(where []Cond) (sq.SelectBuilder, error) {
 	b := s.builder()
 	for _, c := range where {
-		f, err := s.fieldOf(c.column)
+		f, err := s.fieldOf(c.projection, c.column)
 		if err != nil {
 			return b, err
 		}
@@ -305,20 +320,15 @@ func (s *Store[S]) bindValue(f *field[S], v any) (any, error) {
 	if cv, ok := s.p.convs.m[typeOf(v)]; ok {
 		v = cv.fn(v)
 	}
-	v, err := nativeOf(f.decl)(v)
+	bv, err := nativeOf(f.decl)(v)
 	if err != nil {
 		return nil, err
 	}
-	return s.rules.apply(f.decl, v)
-}
-
-func (s *Store[S]) fieldOf(column string) (*field[S], error) {
-	for i := range s.p.fields {
-		if strings.EqualFold(s.p.fields[i].decl.Column, column) {
-			return &s.p.fields[i], nil
-		}
+	if bv == nil {
+		// A nil pointer: no column equals NULL.
+		return nil, &ValueError{Column: f.decl.Column, Value: v, Reason: "use IsNull for a missing value"}
 	}
-	return nil, fmt.Errorf("projection %q, column %q: %w", s.p.name, column, ErrUnknownColumn)
+	return s.rules.apply(f.decl, bv)
 }
 
 // run reads at most limit items of b (paged with the dialect's own paging

@@ -16,6 +16,8 @@ func init() {
 		"projection/chained_downstream_converges_on_upstream",
 		"projection/compaction_keeps_every_read_model",
 		"projection/finder_range_reads_flat", // skips: no counter of rows read on Firebird
+		"projection/typed_finders_every_kind",
+		"projection/typed_finder_handle_of_another_projection_refused",
 		"projection/pages_follow_column_values",
 		"projection/pages_stable_under_concurrent_writes",
 		"projection/text_field_sized_to_the_engine_unit",

@@ -20,12 +20,18 @@ import (
 // timeout), closed when t ends.
 func Engine(t testing.TB) *engine.Engine {
 	t.Helper()
+	return EngineConfig(t, engine.Config{})
+}
+
+// EngineConfig is Engine opened with cfg (query tables, aggregates).
+func EngineConfig(t testing.TB, cfg engine.Config) *engine.Engine {
+	t.Helper()
 	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "tidemark.db")+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_txlock=immediate")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e, err := engine.Open(context.Background(), db, sqlite.Catalogue(), engine.Config{})
+	e, err := engine.Open(context.Background(), db, sqlite.Catalogue(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
