@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,62 @@ func testRebuildStateDuringReplay(t T, env *Env) {
 	}
 	r.add(t, "k-0", 5)
 	waitModels(t, "the read models after the switch, with a later event", st2, map[string]rbTotal{"k-0": {6, 2}, "k-1": {2, 1}})
+}
+
+// testRebuildHaltedReplayResumes: a replay its runner halts (APPLY_ERROR:
+// a listener failing with a budget of one attempt) is HALTED and switches
+// nothing; resumed, it is REBUILDING again, the failing event is applied
+// again and the replay switches.
+func testRebuildHaltedReplayResumes(t T, env *Env) {
+	r := newRBRig(t, env, rbName)
+	ctx := rbCtx(t)
+	st1 := r.open(t, rbProjection(rbName, rbSum(1), nil))
+	r.add(t, "k-0", 1)
+	r.add(t, "k-1", 2)
+	stop := r.run(t, r.options(t, st1))
+	old := map[string]rbTotal{"k-0": {1, 1}, "k-1": {2, 1}}
+	waitModels(t, "the first build", st1, old)
+	stop()
+	var failing atomic.Bool
+	failing.Store(true)
+	st2 := r.open(t, rbProjection(rbName, func(id string, n int64, s *rbTotal) error {
+		if id == "k-1" && failing.Load() {
+			return errors.New("the listener fails until the test fixes it")
+		}
+		return rbSum(10)(id, n, s)
+	}, nil))
+	epoch, err := st2.BeginRebuild(ctx)
+	if err != nil {
+		t.Fatalf("BeginRebuild: %v", err)
+	}
+	opts := r.options(t, st2)
+	opts.Retry = consumer.RetryPolicy{MaxAttempts: 1}
+	r.run(t, opts)
+	var herr *projection.RebuildHaltedError
+	if err := st2.AwaitRebuild(ctx, epoch); !errors.As(err, &herr) || herr.Reason != consumer.ApplyError {
+		t.Fatalf("AwaitRebuild = %v, want a *RebuildHaltedError with APPLY_ERROR", err)
+	}
+	c := r.consumer(t, rbName)
+	if c.State != consumer.Halted || c.HaltReason != consumer.ApplyError || c.Epoch != epoch {
+		t.Errorf("consumer %s %s under epoch %d after the failing replay, want HALTED APPLY_ERROR under %d", c.State, c.HaltReason, c.Epoch, epoch)
+	}
+	if got := rbModels(t, st2); fmt.Sprint(got) != fmt.Sprint(old) {
+		t.Errorf("readers see %v after the halted replay, want the old %v", got, old)
+	}
+	failing.Store(false)
+	if err := r.reg.Resume(ctx, c.ID); err != nil {
+		t.Fatalf("Resume of the halted replay: %v", err)
+	}
+	if c := r.consumer(t, rbName); c.State != consumer.Rebuilding || c.Epoch != epoch {
+		t.Errorf("consumer %s under epoch %d after the resume, want REBUILDING under %d", c.State, c.Epoch, epoch)
+	}
+	if err := st2.AwaitRebuild(ctx, epoch); err != nil {
+		t.Fatalf("AwaitRebuild after the resume: %v", err)
+	}
+	if c := r.consumer(t, rbName); c.State != consumer.Running || c.Epoch != epoch+1 {
+		t.Errorf("consumer %s under epoch %d after the switch, want running under %d", c.State, c.Epoch, epoch+1)
+	}
+	waitModels(t, "the rebuilt read models", st2, map[string]rbTotal{"k-0": {10, 1}, "k-1": {20, 1}})
 }
 
 // testRebuildReplayBound: a poll during the replay reads no source past its

@@ -28,6 +28,7 @@ func init() {
 		"projection/rebuild_begun_again_supersedes_the_first",
 		"projection/rebuild_consumer_rebuilding_until_switch",
 		"projection/rebuild_replay_reads_no_further_than_replay_through",
+		"projection/rebuild_halted_replay_resumes_rebuilding",
 		"projection/in_memory_every_node_builds",
 		"projection/in_memory_writes_nothing",
 		"projection/in_memory_refuses_chained_before_any_sql",
