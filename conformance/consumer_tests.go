@@ -14,6 +14,7 @@ import (
 func consumerTests() []Test {
 	return []Test{
 		{"consumer/state_transitions", testConsumerStates},
+		{"consumer/replay_rebuilding_until_its_switch", testConsumerReplayStates},
 		{"consumer/errors_name_consumers_as_typed", testErrorsNameConsumers},
 		{"consumer/source_names_differing_in_case_refused", testSourceNamesDifferingInCase},
 		{"consumer/names_refused_where_collation_merges", testConsumerNames},

@@ -25,6 +25,9 @@ func projectionRebuildTests() []Test {
 		{"projection/rebuild_missing_history_halts", testRebuildMissingHistory},
 		{"projection/rebuild_shadow_only_where_engine_creates_tables", testRebuildShadowWhereEngineCreates},
 		{"projection/rebuild_begun_again_supersedes_the_first", testRebuildBegunAgain},
+		{"projection/rebuild_consumer_rebuilding_until_switch", testRebuildStateDuringReplay},
+		{"projection/rebuild_replay_reads_no_further_than_replay_through", testRebuildReplayBound},
+		{"projection/rebuild_halted_replay_resumes_rebuilding", testRebuildHaltedReplayResumes},
 	}
 }
 

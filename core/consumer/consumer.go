@@ -16,6 +16,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -72,6 +73,9 @@ type SourceRef struct {
 type Registry struct {
 	e   *engine.Engine
 	now func() time.Time
+	// replays caches, by consumer id, whether its epoch as last read is a
+	// replay's (polls).
+	replays sync.Map
 }
 
 // NewRegistry returns a registry on e. now is the application clock that

@@ -83,7 +83,7 @@ func (r *Runner) writeOutcome(ctx context.Context, q engine.Querier, u *Undelive
 		return false, false, err
 	}
 	if o.halt {
-		halted, err = r.reg.haltIn(ctx, q, r.c.ID, ApplyError)
+		halted, err = r.reg.haltIn(ctx, q, r.c.ID, r.c.State, ApplyError)
 		if err != nil {
 			return false, false, err
 		}

@@ -113,7 +113,8 @@ func (ps *pollState) mark(source string) (int64, bool) {
 	return m, ok
 }
 
-// poll is one cycle: read the row (state, epoch), reload checkpoints when
+// poll is one cycle: read the row (state, epoch; a consumer runs, or
+// replays a rebuild in REBUILDING), reload checkpoints when
 // the epoch moved or the consumer just came back, read the undelivered
 // rows and skips, retry the heads that are due, read a page of every
 // partition up to its mark, deliver it through the worker pool, save.
@@ -125,7 +126,11 @@ func (r *Runner) poll(ctx context.Context) (int, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
-	if c.State != Running {
+	runs, err := r.reg.polls(ctx, c)
+	if err != nil {
+		return 0, false, err
+	}
+	if !runs {
 		if r.c.State != c.State {
 			r.logState("consumer not running", "state", c.State, "halt_reason", c.HaltReason)
 		}

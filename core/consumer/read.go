@@ -3,7 +3,8 @@ package consumer
 import "context"
 
 // read takes a page of every partition of every source, up to the mark
-// read once per source for this poll: in one statement for all partitions
+// read once per source for this poll (no further than the source's
+// replay_through while a rebuild replays): in one statement for all partitions
 // when the source can (RangeReader) and it pays (readsAsOne), else one read
 // per partition.
 func (r *Runner) read(ctx context.Context, ps *pollState) (batch []Message, more bool, err error) {
@@ -22,6 +23,7 @@ func (r *Runner) read(ctx context.Context, ps *pollState) (batch []Message, more
 			return nil, false, err
 		}
 		ps.setMark(s.Name(), mark)
+		mark = r.replayBound(s, mark)
 		var msgs []Message
 		var full bool
 		if rr, ok := rangeReader(s); ok && r.readsAsOne(ps, s, mark) {
@@ -218,4 +220,23 @@ func readMarked(ctx context.Context, s Source, partition int, after, upto int64,
 	}
 	msgs, err := s.Read(ctx, partition, after, upto, limit)
 	return msgs, upto, err
+}
+
+// replayBound is the most a poll reads of s below mark: mark, or s's
+// replay_through while the poll runs a rebuild's replay (the consumer
+// REBUILDING; a source empty at the begin replays nothing). What was
+// appended since the begin is read after the switch, into the live read
+// models.
+func (r *Runner) replayBound(s Source, mark int64) int64 {
+	if r.c.State != Rebuilding {
+		return mark
+	}
+	through := int64(0)
+	for p := range s.Partitions() {
+		if st := r.parts[partKey{s.Name(), p}]; st != nil {
+			through = st.through // the same on every partition of s
+			break
+		}
+	}
+	return min(mark, through)
 }

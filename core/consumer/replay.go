@@ -32,12 +32,17 @@ type Replay struct {
 }
 
 // BeginReplay begins a rebuild that replays every source while the
-// consumer runs: in one transaction the consumer's epoch is raised (polls
-// begun before are fenced off, as BeginRebuild), every checkpoint is reset
-// to no position under it, its undelivered rows and skips go, the state
-// becomes running (a halt reason goes with it), each source's
-// replay_through is set to through[source], and in runs (the caller's own
-// writes of the rebuild, under the new epoch). It returns the new epoch.
+// consumer's runners keep polling: in one transaction the consumer's epoch
+// is raised (polls begun before are fenced off, as BeginRebuild), every
+// checkpoint is reset to no position under it, its undelivered rows and
+// skips go, the state becomes REBUILDING (a halt reason goes with it),
+// each source's replay_through is set to through[source], and in runs
+// (the caller's own writes of the rebuild, under the new epoch). It
+// returns the new epoch. Until the switch (CompleteReplay) the runners
+// read no source past its replay_through; the consumer may be paused or
+// halted meanwhile, and resuming it goes back to REBUILDING. A replay in
+// progress may be begun again (the new one supersedes it); an offline
+// rebuild (REBUILDING without replay_through) may not.
 func (r *Registry) BeginReplay(ctx context.Context, id string, through map[string]int64, in func(ctx context.Context, tx *sql.Tx, epoch int64) error) (int64, error) {
 	var epoch int64
 	err := r.inTx(ctx, func(tx *sql.Tx) error {
@@ -114,12 +119,14 @@ func (r *Registry) ReplayOf(ctx context.Context, q engine.Querier, id string) (R
 }
 
 // CompleteReplay switches a caught-up replay begun under epoch: in one
-// transaction, only while the consumer still runs under epoch with every
-// checkpoint at or past its replay_through and no undelivered row, the
-// epoch is raised again (polls begun under the replay's epoch are fenced
-// off), replay_through is cleared on every checkpoint (positions kept: the
-// consumer goes on from where the replay got) and in runs under the new
-// epoch. ErrNotCaughtUp or ErrNotReplaying (wrapped) when it may not
+// transaction, only while the consumer is still REBUILDING under epoch
+// with every checkpoint at or past its replay_through and no undelivered
+// row, it runs again (state NULL, state_since written), the epoch is
+// raised again (polls begun under the replay's epoch are fenced off),
+// replay_through is cleared on every checkpoint (positions kept: the
+// consumer goes on past replay_through from where the replay got) and in
+// runs under the new epoch. ErrNotCaughtUp or ErrNotReplaying (wrapped),
+// or a *TransitionError while it is paused or halted, when it may not
 // switch; nothing is written then.
 func (r *Registry) CompleteReplay(ctx context.Context, id string, epoch int64, in func(ctx context.Context, tx *sql.Tx, epoch int64) error) error {
 	return r.inTx(ctx, func(tx *sql.Tx) error {
@@ -144,15 +151,22 @@ func (r *Registry) CompleteReplay(ctx context.Context, id string, epoch int64, i
 		if len(undelivered) > 0 {
 			return fmt.Errorf("consumer %s: %d undelivered messages: %w", c.label(), len(undelivered), ErrNotCaughtUp)
 		}
-		if c.State != Running {
-			return (&step{move: moveBeginReplay}).refusal(c, c.State)
+		if c.State != Rebuilding {
+			return (&step{move: moveEndReplay}).refusal(c, c.State)
+		}
+		// Two compare-and-set writes of the row: REBUILDING → running, then
+		// the epoch (only while running under the replay's). Of two switches
+		// of one replay only the first changes the row.
+		ok, err := r.writeState(ctx, tx, id, Rebuilding, Running, moveEndReplay, "")
+		if err != nil {
+			return err
 		}
 		next := epoch + 1
 		n, err := rowsChanged(stmt.ExecConsumerEndReplay(ctx, r.e, tx, stmt.ConsumerEndReplayParams{ID: id, Epoch: &next, EpochFloor: epoch}))
 		if err != nil {
 			return err
 		}
-		if n == 0 { // another switch (or a move) got there first
+		if !ok || n == 0 { // another switch (or a move) got there first
 			return fmt.Errorf("consumer %s, epoch %d: %w", id, epoch, ErrNotReplaying)
 		}
 		if _, err := stmt.ExecCheckpointEndReplay(ctx, r.e, tx, stmt.CheckpointEndReplayParams{ConsumerID: id, Epoch: &next}); err != nil {
@@ -181,9 +195,9 @@ func (r *Registry) SetFingerprint(ctx context.Context, q engine.Querier, id, fp 
 }
 
 // HaltIn halts consumer id for reason on q while it runs; false when it
-// was not running.
+// was not running (a replaying consumer, REBUILDING, is not halted).
 func (r *Registry) HaltIn(ctx context.Context, q engine.Querier, id string, reason HaltReason) (bool, error) {
-	return r.haltIn(ctx, q, id, reason)
+	return r.haltIn(ctx, q, id, Running, reason)
 }
 
 // AcceptDeclaration writes fp as consumer id's declaration fingerprint

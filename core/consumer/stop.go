@@ -15,7 +15,9 @@ import (
 const EpochWindow = 50 * time.Millisecond
 
 // checkEpoch is the rebuild fence of an apply outside the database: the
-// consumer must still run under the poll's epoch (a rebuild begun, a pause
+// consumer must still run under the poll's epoch (or be REBUILDING under
+// it: the poll is the epoch's replay, as only an epoch's replay polls in
+// that state; a rebuild begun, a pause
 // or a halt since the poll began stops it: ErrStale, the poll's other
 // applies abort), as read within EpochWindow. Nothing can fence a handler
 // already running; see docs/consumers.md for the rebuild procedure.
@@ -31,7 +33,7 @@ func (r *Runner) checkEpoch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.State != Running || c.Epoch != epoch {
+	if (c.State != Running && c.State != Rebuilding) || c.Epoch != epoch {
 		return ErrStale
 	}
 	r.mu.Lock()
@@ -53,7 +55,7 @@ func (r *Runner) flush(ctx context.Context) {
 	defer cancel()
 	r.pollMu.Lock()
 	defer r.pollMu.Unlock()
-	if !r.loaded || r.c.State != Running || r.last == nil {
+	if !r.loaded || (r.c.State != Running && r.c.State != Rebuilding) || r.last == nil {
 		return
 	}
 	if err := r.save(ctx, r.last, true); err != nil {

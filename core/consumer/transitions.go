@@ -22,7 +22,15 @@ const (
 	moveBeginRebuild    move = "begin rebuild"
 	moveCompleteRebuild move = "complete rebuild"
 	moveBeginReplay     move = "begin replay"
+	moveEndReplay       move = "end replay"
 )
+
+// replaying is the state the rules see for a consumer in REBUILDING whose
+// rebuild replays while it runs (replay_through set on its checkpoints, a
+// projection's rebuild): its runners poll, it may be paused or halted, and
+// only its switch makes it run again. It is never written: the row says
+// REBUILDING.
+const replaying State = "REBUILDING (replaying)"
 
 // haltedRows is what a move does to the consumer's HALTED rows.
 type haltedRows int
@@ -51,22 +59,32 @@ type rule struct {
 	// namesFrom: a refusal names the state the move starts from, not the
 	// state the consumer was read in.
 	namesFrom bool
+	// toReplay: while a replay is in progress (replay_through set) the move
+	// goes back to REBUILDING instead of running: a paused or halted
+	// replay resumes as a replay.
+	toReplay bool
+	// endsReplay clears replay_through on every checkpoint: a replay in
+	// progress is abandoned (the offline rebuild supersedes it).
+	endsReplay bool
 }
 
 // rules is the consumer's lifecycle: every move and its rule. The
 // registry's, the operator's and the runner's state changes all go
 // through apply, so they follow the same rules.
 var rules = map[move]rule{
-	movePause:           {from: []State{Running}, to: Paused},
-	moveHalt:            {from: []State{Running}, to: Halted},
-	moveResume:          {from: []State{Paused, Halted}, to: Running, halted: releaseHalted},
-	moveResumePast:      {from: []State{Halted}, to: Running, halted: skipHalted, notHalted: true},
-	moveBeginRebuild:    {from: []State{Running, Paused, Halted}, to: Rebuilding, epoch: true, replay: true},
+	movePause:           {from: []State{Running, replaying}, to: Paused},
+	moveHalt:            {from: []State{Running, replaying}, to: Halted},
+	moveResume:          {from: []State{Paused, Halted}, to: Running, halted: releaseHalted, toReplay: true},
+	moveResumePast:      {from: []State{Halted}, to: Running, halted: skipHalted, notHalted: true, toReplay: true},
+	moveBeginRebuild:    {from: []State{Running, Paused, Halted}, to: Rebuilding, epoch: true, replay: true, endsReplay: true},
 	moveCompleteRebuild: {from: []State{Rebuilding}, to: Running, replay: true, namesFrom: true},
 	// A rebuild without downtime: the epoch raised and every checkpoint
-	// reset in one transaction, so REBUILDING is never seen; the replay
-	// runs while replay_through is set (Registry.BeginReplay).
-	moveBeginReplay: {from: []State{Running, Paused, Halted}, to: Running, epoch: true, replay: true},
+	// reset in one transaction; the consumer stays REBUILDING, its runners
+	// polling (into the projection's shadow) while replay_through is set,
+	// until the switch makes it run (Registry.BeginReplay, CompleteReplay).
+	// A replay begun again supersedes the one in progress.
+	moveBeginReplay: {from: []State{Running, Paused, Halted, replaying}, to: Rebuilding, epoch: true, replay: true},
+	moveEndReplay:   {from: []State{replaying}, to: Running},
 }
 
 // step is one move of one consumer: reason for a halt; epoch is the epoch
@@ -98,14 +116,25 @@ func (s step) refusal(c Consumer, actual State) error {
 // s.epoch to the new one.
 func (r *Registry) apply(ctx context.Context, q engine.Querier, c Consumer, s *step, ch *Changes) error {
 	ru := rules[s.move]
-	if !slices.Contains(ru.from, c.State) {
+	from, err := r.ruleState(ctx, q, c)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(ru.from, from) {
+		if from == replaying {
+			return fmt.Errorf("%w: its rebuild replays (it runs again at the rebuild's switch)", s.refusal(c, c.State))
+		}
 		return s.refusal(c, c.State)
+	}
+	to, err := r.moveTarget(ctx, q, c.ID, ru)
+	if err != nil {
+		return err
 	}
 	// The rows are written before the consumer's row, in the runner's order
 	// (undelivered rows, then its halt); a rebuild's begin raises the epoch
 	// first, the fence every checkpoint write after it checks.
 	if ru.epoch {
-		if err := r.writeMove(ctx, q, c, s, ch); err != nil {
+		if err := r.writeMove(ctx, q, c, s, to, ch); err != nil {
 			return err
 		}
 		s.epoch = c.Epoch + 1
@@ -118,19 +147,24 @@ func (r *Registry) apply(ctx context.Context, q engine.Querier, c Consumer, s *s
 			return err
 		}
 	}
+	if ru.endsReplay {
+		if _, err := stmt.ExecCheckpointEndReplay(ctx, r.e, q, stmt.CheckpointEndReplayParams{ConsumerID: c.ID, Epoch: &s.epoch}); err != nil {
+			return err
+		}
+	}
 	if err := r.moveHalted(ctx, q, c, ru.halted, ch); err != nil {
 		return err
 	}
 	if ru.epoch {
 		return nil
 	}
-	return r.writeMove(ctx, q, c, s, ch)
+	return r.writeMove(ctx, q, c, s, to, ch)
 }
 
-// writeMove writes move s's state on c's row; another writer's change
-// since c was read refuses it.
-func (r *Registry) writeMove(ctx context.Context, q engine.Querier, c Consumer, s *step, ch *Changes) error {
-	ok, err := r.writeState(ctx, q, c.ID, c.State, s.move, s.reason)
+// writeMove writes state to (move s's) on c's row; another writer's
+// change since c was read refuses it.
+func (r *Registry) writeMove(ctx context.Context, q engine.Querier, c Consumer, s *step, to State, ch *Changes) error {
+	ok, err := r.writeState(ctx, q, c.ID, c.State, to, s.move, s.reason)
 	if err != nil {
 		return fmt.Errorf("consumer %s: %s: %w", c.label(), s.move, err)
 	}
@@ -138,7 +172,7 @@ func (r *Registry) writeMove(ctx context.Context, q engine.Querier, c Consumer, 
 		now, _ := r.get(ctx, q, c.ID)
 		return s.refusal(c, now.State)
 	}
-	ch.State = rules[s.move].to
+	ch.State = to
 	return nil
 }
 
@@ -167,13 +201,13 @@ func (r *Registry) moveHalted(ctx context.Context, q engine.Querier, c Consumer,
 	return nil
 }
 
-// writeState is the compare-and-set write of move m's state on q, only
-// while the row is in from; false when it no longer was.
-func (r *Registry) writeState(ctx context.Context, q engine.Querier, id string, from State, m move, reason HaltReason) (bool, error) {
+// writeState is the compare-and-set write of state to (move m's) on q,
+// only while the row is in from; false when it no longer was.
+func (r *Registry) writeState(ctx context.Context, q engine.Querier, id string, from, to State, m move, reason HaltReason) (bool, error) {
 	ru := rules[m]
 	var state, halt *string
-	if ru.to != Running {
-		state = (*string)(&ru.to)
+	if to != Running {
+		state = (*string)(&to)
 	}
 	if reason != "" {
 		halt = (*string)(&reason)

@@ -202,10 +202,11 @@ func (r *Registry) messageCopy(ctx context.Context, id string) (string, bool, er
 	return row.MessageCopy.String, row.MessageCopy.Valid, nil
 }
 
-// haltIn halts consumer id for reason on q (a transaction), from running
-// only (the halt's rule); false when it was not running.
-func (r *Registry) haltIn(ctx context.Context, q engine.Querier, id string, reason HaltReason) (bool, error) {
-	return r.writeState(ctx, q, id, Running, moveHalt, reason)
+// haltIn halts consumer id for reason on q (a transaction), from state
+// from only (running, or REBUILDING while its runner polls a replay);
+// false when it was no longer in it.
+func (r *Registry) haltIn(ctx context.Context, q engine.Querier, id string, from State, reason HaltReason) (bool, error) {
+	return r.writeState(ctx, q, id, from, Halted, moveHalt, reason)
 }
 
 // inTx runs fn in a transaction of its own (engine.InTx: retried whole

@@ -39,7 +39,7 @@ func (r *Runner) missingHistory(ctx context.Context, ps *pollState, err error) e
 			ConsumerID: r.c.ID, SourceName: re.source.Name(), Through: mh.TopicStart}); err != nil {
 			return err
 		}
-		ok, err := r.reg.haltIn(ctx, tx, r.c.ID, MissingHistory)
+		ok, err := r.reg.haltIn(ctx, tx, r.c.ID, r.c.State, MissingHistory)
 		halted = ok
 		return err
 	})

@@ -184,13 +184,21 @@ func (s *Store[S]) CompleteRebuild(ctx context.Context, epoch int64) (bool, erro
 		rp, rerr := s.reg.ReplayOf(ctx, s.e.DB, s.consumerID)
 		switch {
 		case rerr != nil:
-		case !rp.Replaying && rp.Epoch == epoch+1:
+		case !rp.Replaying && rp.Epoch == epoch+1 && !s.rebuiltOffline(ctx):
 			return true, nil // switched by another
 		case rp.Replaying && rp.Epoch == epoch:
 			return false, nil // another switch not committed yet (its write refused this one's)
 		}
 	}
 	return false, fmt.Errorf("projection %q: completing its rebuild: %w", s.p.name, err)
+}
+
+// rebuiltOffline tells whether the consumer is REBUILDING without a
+// replay: an offline rebuild's begin superseded the replay (a switch
+// leaves it running).
+func (s *Store[S]) rebuiltOffline(ctx context.Context) bool {
+	c, err := s.reg.Get(ctx, s.consumerID)
+	return err == nil && c.State == consumer.Rebuilding
 }
 
 // afterPoll switches a replay from the runner once it caught up; it reads
