@@ -3,6 +3,7 @@ package projection
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
@@ -18,10 +19,11 @@ type step[S any] struct {
 }
 
 // ChunkHandler is Handler a chunk at a time (consumer.OnChunk): the
-// chunk's read models are read in one statement, its listeners run in
-// order on them in memory, every state (or tombstone) is published in one
-// multi-row insert and the rows are replaced in two statements; the
-// outcome is the one of applying each event on its own, and a chunk that
+// chunk's read models are read in one statement per 64, its listeners
+// run in order on them in memory, every state (or tombstone) is published
+// in one multi-row insert, new rows are inserted in one and deleted ones
+// deleted in one (a read model that existed and still does is updated in
+// a statement of its own, as one apply would); the outcome is the one of applying each event on its own, and a chunk that
 // fails is applied again that way by the runner (which tells the error of
 // each event).
 func (s *Store[S]) ChunkHandler() consumer.ChunkHandler[eventstore.Recorded] {
@@ -149,49 +151,49 @@ func (s *Store[S]) loadChunk(ctx context.Context, tx *sql.Tx, t target, steps []
 		return nil
 	})
 	if err != nil {
-		return nil, nil, s.writeErr(order[0], err)
+		return nil, nil, fmt.Errorf("projection %q: loading %d read models: %w", s.p.name, len(order), err)
 	}
 	return models, order, nil
 }
 
 // writeChunk brings the rows of the chunk's read models to their last
-// states: the rows read are deleted (conditioned on the message each held,
-// so a row another apply changed conflicts and the chunk is retried), the
-// read models that exist are inserted pointing at their last message, and
-// READ_MODEL_EPOCHS gains the new read models and loses the deleted ones.
+// states: a read model that existed is updated (or deleted) conditioned on
+// the message its row held, as one apply would (a row another apply
+// changed conflicts and the chunk is retried; an update, not a deletion
+// and an insert, so a reader paging concurrently never misses the row),
+// the new read models are inserted in multi-row inserts pointing at their
+// last message, and READ_MODEL_EPOCHS gains the new read models and loses
+// the deleted ones.
 func (s *Store[S]) writeChunk(ctx context.Context, tx *sql.Tx, t target, order []string, models map[string]*chunkModel[S], ids []string) error {
-	var gone, olds, added, removed []string
+	var removed, olds, added []string
 	var rows [][]any
 	for _, key := range order {
 		m := models[key]
-		if m.last < 0 {
-			continue // every step deleted a read model that was not stored
-		}
-		if m.oldID != "" {
-			gone, olds = append(gone, key), append(olds, m.oldID)
-		}
 		switch {
+		case m.last < 0:
+			// every step deleted a read model that was not stored
+		case m.oldID != "" && m.exists:
+			if err := s.save(ctx, tx, t, key, current[S]{messageID: m.oldID}, &m.state, ids[m.last]); err != nil {
+				return err
+			}
+		case m.oldID != "":
+			removed, olds = append(removed, key), append(olds, m.oldID)
 		case m.exists:
 			row, err := s.rowOf(key, ids[m.last], &m.state)
 			if err != nil {
 				return err
 			}
-			rows = append(rows, row)
-			if m.oldID == "" {
-				added = append(added, key)
-			}
-		case m.oldID != "":
-			removed = append(removed, key)
+			rows, added = append(rows, row), append(added, key)
 		}
 	}
 	st := t.st.chunk
-	if len(gone) > 0 {
-		n, err := st.removeMany(ctx, tx, gone, olds)
+	if len(removed) > 0 {
+		n, err := st.removeMany(ctx, tx, removed, olds)
 		if err != nil {
-			return s.writeErr(gone[0], err)
+			return s.writeErr(removed[0], err)
 		}
-		if n != int64(len(gone)) {
-			return &ConflictError{Projection: s.p.name, Key: gone[0]}
+		if n != int64(len(removed)) {
+			return &ConflictError{Projection: s.p.name, Key: removed[0]}
 		}
 	}
 	if err := st.insertRows(ctx, tx, rows); err != nil {

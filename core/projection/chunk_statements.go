@@ -27,9 +27,9 @@ const maxInList = 256
 const maxLoadBranches = 64
 
 // chunkStatements are a chunk apply's statements over one query table:
-// the read models of many keys loaded in one read, their rows deleted in
-// one statement and inserted in multi-row inserts (engine.Insert), and
-// their READ_MODEL_EPOCHS rows the same way.
+// the read models of many keys loaded in one read, the deleted ones'
+// rows deleted in one statement, the new ones inserted in multi-row
+// inserts (engine.Insert), and their READ_MODEL_EPOCHS rows the same way.
 type chunkStatements struct {
 	e      *engine.Engine
 	table  string
@@ -75,8 +75,6 @@ const (
 	loadBranchText = `SELECT q.read_model_id, q.message_id, r.payload FROM ${query_table} q
 LEFT JOIN ${read_model_capture_records_table} r ON r.id = q.message_id
 WHERE q.read_model_id = #{%s}`
-	// The message ids are unique, and each is the message of its own key's
-	// row: a row matches both lists only as the pair it was read as.
 	removeManyText       = `DELETE FROM ${query_table} WHERE read_model_id IN (%[1]s) AND message_id IN (%[2]s)`
 	removeEpochsManyText = `DELETE FROM ${read_model_epochs_table} WHERE projection = #{projection} AND read_model_key IN (%[1]s)`
 )
@@ -176,7 +174,9 @@ func (c *chunkStatements) loadMany(ctx context.Context, q engine.Querier, keys [
 }
 
 // removeMany deletes the rows of keys that still hold the message ids
-// olds (key i's, olds[i]); it returns how many it deleted.
+// olds (key i's, olds[i]); it returns how many it deleted. The message ids
+// are unique and each is its own key's: a row matches both lists only as
+// the pair it was read as.
 func (c *chunkStatements) removeMany(ctx context.Context, tx *sql.Tx, keys, olds []string) (int64, error) {
 	var n int64
 	err := lists(keys, olds, maxInList, nil, func(size int, binds map[string]any) error {
