@@ -42,13 +42,20 @@ func publishSuperseded(ctx context.Context, t T, rig *rmRig, tp *topic.ReadModel
 	return last
 }
 
-// startCompactor runs a compactor of tp (owner, a lease that outlasts the
-// test) until the returned stop; each compaction it runs is sent on the
+// compactorLease outlasts any gap between a held compactor's renewals (it
+// renews every 10 ms) under load, and ends within the test when a
+// stopping compactor's release is lost (its 2 s bound passed on a loaded
+// machine): the next holder then takes the row when the lease lapses, as
+// a real one would. An hour-long lease hung the test on a lost release.
+const compactorLease = 30 * time.Second
+
+// startCompactor runs a compactor of tp (owner, compactorLease)
+// until the returned stop; each compaction it runs is sent on the
 // returned channel (while it has room).
 func startCompactor(t T, tp *topic.ReadModelTopic, owner string) (<-chan error, func()) {
 	t.Helper()
 	runs := make(chan error, 1000)
-	c, err := topic.NewCompactor(tp, topic.CompactorOptions{Interval: 10 * time.Millisecond, Lease: time.Hour, Owner: owner,
+	c, err := topic.NewCompactor(tp, topic.CompactorOptions{Interval: 10 * time.Millisecond, Lease: compactorLease, Owner: owner,
 		OnCompact: func(_ topic.Compacted, err error) {
 			select {
 			case runs <- err:
