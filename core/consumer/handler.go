@@ -56,13 +56,22 @@ type Route struct {
 // On routes the messages of src to h.
 func On[T any](src SourceOf[T], h Handler[T]) Route {
 	return Route{source: src, apply: func(ctx context.Context, tx *sql.Tx, m Message) error {
-		v, err := src.Record(m)
+		tm, err := msgOf(src, m)
 		if err != nil {
 			return err
 		}
-		return h(ctx, tx, Msg[T]{Source: m.Source, Partition: m.Partition, Position: m.Position, Key: m.Key,
-			Value: v, Generation: m.Generation, Epoch: m.Epoch})
+		return h(ctx, tx, tm)
 	}}
+}
+
+// msgOf is m as a handler of src's records gets it.
+func msgOf[T any](src SourceOf[T], m Message) (Msg[T], error) {
+	v, err := src.Record(m)
+	if err != nil {
+		return Msg[T]{}, err
+	}
+	return Msg[T]{Source: m.Source, Partition: m.Partition, Position: m.Position, Key: m.Key,
+		Value: v, Generation: m.Generation, Epoch: m.Epoch}, nil
 }
 
 // ChunkHandler applies consecutive messages of one partition, in position
@@ -78,24 +87,16 @@ type ChunkHandler[T any] func(ctx context.Context, tx *sql.Tx, ms []Msg[T]) erro
 // OnChunk routes the messages of src to h, a chunk at a time where the
 // runner applies chunks.
 func OnChunk[T any](src SourceOf[T], h ChunkHandler[T]) Route {
-	typed := func(ms []Message) ([]Msg[T], error) {
-		out := make([]Msg[T], len(ms))
-		for i, m := range ms {
-			v, err := src.Record(m)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = Msg[T]{Source: m.Source, Partition: m.Partition, Position: m.Position, Key: m.Key,
-				Value: v, Generation: m.Generation, Epoch: m.Epoch}
-		}
-		return out, nil
-	}
 	chunk := func(ctx context.Context, tx *sql.Tx, ms []Message) error {
-		typedMs, err := typed(ms)
-		if err != nil {
-			return err
+		typed := make([]Msg[T], len(ms))
+		for i, m := range ms {
+			tm, err := msgOf(src, m)
+			if err != nil {
+				return err
+			}
+			typed[i] = tm
 		}
-		return h(ctx, tx, typedMs)
+		return h(ctx, tx, typed)
 	}
 	return Route{source: src, chunk: chunk, apply: func(ctx context.Context, tx *sql.Tx, m Message) error {
 		return chunk(ctx, tx, []Message{m})
