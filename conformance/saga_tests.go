@@ -20,6 +20,7 @@ func sagaTests() []Test {
 	return []Test{
 		{"saga/start_correlate_complete_through_consumer", testSagaLifecycle},
 		{"saga/concurrent_updates_lose_nothing", testSagaConcurrent},
+		{"saga/reads_during_concurrent_updates", testSagaReadsDuringUpdates},
 		{"saga/conflict_and_concurrent_start_retried", testSagaConflictRetried},
 		{"saga/codec_init_cancel_all", testSagaCodecInitCancelAll},
 		{"saga/random_initial_version_never_repeats", testSagaRandomVersion},
@@ -267,6 +268,69 @@ func testSagaConcurrent(t T, env *Env) {
 	if in.State.Steps != workers*each {
 		t.Errorf("steps = %d, want %d: an update was lost", in.State.Steps, workers*each)
 	}
+}
+
+// testSagaReadsDuringUpdates: Get of an instance that other transactions
+// update and commit meanwhile returns a state, never an error, and each
+// reader sees the steps never go back. A read the database undoes as
+// transient (Firebird's "BLOB not found", a record version collected
+// before its BLOB was fetched) is read again, not returned.
+func testSagaReadsDuringUpdates(t T, env *Env) {
+	r := newSagaRig(t, env)
+	r.apply(t, sagaOpened{ID: "r-1"})
+	const writers, each, readers = 2, 40, 3
+	var writing, reading sync.WaitGroup
+	done := make(chan struct{})
+	errs := make(chan error, writers+readers)
+	for range writers {
+		writing.Add(1)
+		go func() {
+			defer writing.Done()
+			for range each {
+				if err := r.tryApply(sagaStep{ID: "r-1"}); err != nil {
+					errs <- fmt.Errorf("apply: %w", err)
+					return
+				}
+			}
+		}()
+	}
+	reads := make([]int, readers)
+	for i := range readers {
+		reading.Add(1)
+		go func() {
+			defer reading.Done()
+			last := 0
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				in, ok, err := r.st.Get(context.Background(), "r-1")
+				if err != nil || !ok {
+					errs <- fmt.Errorf("reader %d after %d reads: Get = %v, %v", i, reads[i], ok, err)
+					return
+				}
+				if in.State.Steps < last {
+					errs <- fmt.Errorf("reader %d: steps went from %d back to %d", i, last, in.State.Steps)
+					return
+				}
+				last = in.State.Steps
+				reads[i]++
+			}
+		}()
+	}
+	writing.Wait()
+	close(done)
+	reading.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("%v", err)
+	}
+	if in, _ := r.get(t, "r-1"); in.State.Steps != writers*each {
+		t.Errorf("steps = %d, want %d", in.State.Steps, writers*each)
+	}
+	t.Logf("reads per reader during %d updates: %v", writers*each, reads)
 }
 
 // testSagaRandomVersion: a new instance starts at a random positive

@@ -125,6 +125,16 @@ func (e *Engine) Transient(err error) bool {
 	return sqlerr.IsTransient(e.Errors.Wrap(err))
 }
 
+// RetryRead runs a read (one statement, or a read transaction fn opens
+// and ends) again under DefaultTransientRetry while it fails with a
+// transient error: a read the database undid (Firebird's "BLOB not found"
+// when the record version a read committed statement found is collected
+// before its BLOB is fetched; a lost connection) reads again. fn keeps no
+// effect outside the try.
+func (e *Engine) RetryRead(ctx context.Context, fn func() error) error {
+	return DefaultTransientRetry.Do(ctx, e.Transient, fn)
+}
+
 // InTx is the core's one transaction helper: it runs fn in a transaction
 // of op (the dialect's isolation for it) and commits, and runs the whole
 // transaction again under r when fn or the commit fails with a transient

@@ -21,7 +21,11 @@ type Item[S any] struct {
 
 // Get reads the read model of key; false when there is none.
 func (s *Store[S]) Get(ctx context.Context, key string) (S, bool, error) {
-	cur, err := s.load(ctx, s.e.DB, &s.stmts, key)
+	var cur current[S]
+	err := s.e.RetryRead(ctx, func() (err error) {
+		cur, err = s.load(ctx, s.e.DB, &s.stmts, key)
+		return err
+	})
 	return cur.state, err == nil && cur.found, err
 }
 
@@ -112,6 +116,16 @@ func (s *Store[S]) Find(ctx context.Context, q Query) (Page[S], error) {
 	if err != nil {
 		return Page[S]{}, err
 	}
+	var page Page[S]
+	err = s.e.RetryRead(ctx, func() (err error) {
+		page, err = s.find(ctx, q, ord)
+		return err
+	})
+	return page, err
+}
+
+// find reads one page of Find.
+func (s *Store[S]) find(ctx context.Context, q Query, ord order[S]) (Page[S], error) {
 	parts := ord.parts(q.After)
 	var rq engine.Querier = s.e.DB
 	if len(parts) > 1 {
@@ -229,7 +243,9 @@ func (s *Store[S]) findUnique(ctx context.Context, f *field[S], v any) (Item[S],
 	}
 	var it Item[S]
 	var payload sql.NullString
-	err = s.stmts.unique[strings.ToLower(f.decl.Column)].row(ctx, s.e, s.e.DB, map[string]any{"value": bv}).Scan(&it.Key, &payload)
+	err = s.e.RetryRead(ctx, func() error {
+		return s.stmts.unique[strings.ToLower(f.decl.Column)].row(ctx, s.e, s.e.DB, map[string]any{"value": bv}).Scan(&it.Key, &payload)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return Item[S]{}, false, nil
 	}
@@ -256,8 +272,10 @@ func (s *Store[S]) Count(ctx context.Context, where ...Cond) (int64, error) {
 		return 0, err
 	}
 	var n int64
-	err = s.e.DB.QueryRowContext(ctx, query, args...).Scan(&n)
-	return n, s.e.Errors.Wrap(err)
+	err = s.e.RetryRead(ctx, func() error {
+		return s.e.Errors.Wrap(s.e.DB.QueryRowContext(ctx, query, args...).Scan(&n))
+	})
+	return n, err
 }
 
 // builder starts a statement over the query table with the engine's

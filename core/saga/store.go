@@ -252,7 +252,13 @@ func randomVersion() (int64, error) {
 
 // Get reads the instance sagaID (false when there is none).
 func (st *Store[S]) Get(ctx context.Context, sagaID string) (Instance[S], bool, error) {
-	return st.load(ctx, st.e.DB, sagaID)
+	var in Instance[S]
+	var found bool
+	err := st.e.RetryRead(ctx, func() (err error) {
+		in, found, err = st.load(ctx, st.e.DB, sagaID)
+		return err
+	})
+	return in, found, err
 }
 
 // PendingDeadlines counts the instance's pending deadlines.

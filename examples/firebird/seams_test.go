@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/nakagami/firebirdsql"
+
 	"github.com/tidemarkdb/tidemark/core/engine"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 )
@@ -38,5 +40,26 @@ func TestSingleRowInsertAndDeclaredIsolation(t *testing.T) {
 	got, err := s.ReadUpTo(ctx, 0, 100, 100)
 	if err != nil || len(got) != 6 {
 		t.Fatalf("read %d events (%v), want 6", len(got), err)
+	}
+}
+
+// TestRandomCodeTextsClassified: Firebird sends some conditions as
+// isc_random (335544382) with only a text; the two a concurrent update
+// causes are transient (the core reads or applies again), any other text
+// under that code is not.
+func TestRandomCodeTextsClassified(t *testing.T) {
+	e, _ := openEngine(t)
+	for _, c := range []struct {
+		text      string
+		transient bool
+	}{
+		{"BLOB not found\n", true},
+		{"cannot update erased record\n", true},
+		{"some other message\n", false},
+	} {
+		err := &firebirdsql.FbError{GDSCodes: []int{335544382}, SQLCode: -901, SQLState: "HY000", Message: c.text}
+		if got := e.Transient(err); got != c.transient {
+			t.Errorf("isc_random %q: transient %v, want %v", c.text, got, c.transient)
+		}
 	}
 }
