@@ -31,6 +31,7 @@ func groupTrace(ctx context.Context, cat dialect.Catalogue, driver, dsn string) 
 	defer b.close()
 	on := eventstore.New(b.e, b.adv, eventstore.WithGroupCommit(true))
 	const writers = 16
+	hot := newStreamPool("h", writers, -1)
 	dur := 3 * *flagCell
 	for _, side := range []struct {
 		name string
@@ -39,6 +40,9 @@ func groupTrace(ctx context.Context, cat dialect.Catalogue, driver, dsn string) 
 		{"baseline", func(ctx context.Context, _ *rand.Rand) error { return b.baselineTx(ctx, 1) }},
 		{"group commit on", storeAppend(on)},
 		{"group commit on, exact versions", newStreamPool("x", 16*100, -1).run(on, true)},
+		// The exact cells' shape: 16 streams, one per writer, hot.
+		{"group commit on, Any, 16 streams", hot.run(on, false)},
+		{"group commit on, exact versions, 16 streams", hot.run(on, true)},
 	} {
 		_, _ = timedRate(ctx, writers, 1, side.run) // warm-up: statements prepared on every connection
 		counts.ResetTexts()
