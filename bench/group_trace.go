@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/tidemarkdb/tidemark/core/dialect"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
@@ -60,9 +61,17 @@ func groupTrace(ctx context.Context, cat dialect.Catalogue, driver, dsn string) 
 		fmt.Printf("   %d writers, %s: %.0f ev/s, p50 %s p99 %s, %.0f transactions (%.1f appends each), load %s\n",
 			writers, side.name, rate, ms(p[0]), ms(p[1]), txs, float64(len(lat))/txs, loadAvg())
 		for _, t := range counts.Texts() {
-			fmt.Printf("      %6.2f per tx  %8.3f ms per call  %s\n", float64(t.Count)/txs,
-				float64(t.Time.Microseconds())/1000/float64(max(t.Count, 1)), shortSQL(t.SQL))
+			fmt.Printf("      %6.2f per tx  %8.3f ms per call  %s%s\n", float64(t.Count)/txs,
+				float64(t.Time.Microseconds())/1000/float64(max(t.Count, 1)), insertRows(t.SQL), shortSQL(t.SQL))
 		}
 	}
 	return nil
+}
+
+// insertRows is "N rows " for a multi-row INSERT … VALUES, else "".
+func insertRows(q string) string {
+	if !strings.HasPrefix(strings.TrimSpace(q), "INSERT") {
+		return ""
+	}
+	return fmt.Sprintf("%2d rows ", strings.Count(q, "), (")+1)
 }

@@ -24,6 +24,7 @@ func eventStoreTests() []Test {
 		{"eventstore/optimistic_locking_concurrent", testOptimisticLocking},
 		{"eventstore/conflict_actual_read", testConflictActualRead},
 		{"eventstore/conflict_actual_concurrent", testConflictActualConcurrent},
+		{"eventstore/known_version_moved_by_another_store", testKnownVersionMovedByAnother},
 		{"eventstore/duplicate_event_id", testDuplicateEventID},
 		{"eventstore/batch_all_or_nothing", testBatchAllOrNothing},
 		{"eventstore/caller_transaction", testCallerTransaction},

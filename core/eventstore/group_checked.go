@@ -21,7 +21,7 @@ import (
 // taken aggregate id, a duplicate event id: the read path tells which
 // caller, with the version it reads). A transient error is the batch's.
 func (s *Store) tryCheckedBatch(ctx context.Context, batch []*pending, total int) (done bool, err error) {
-	rows, ok, err := s.checkedBatchRows(batch, total)
+	rows, after, ok, err := s.checkedBatchRows(batch, total)
 	if err != nil {
 		return true, err
 	}
@@ -30,6 +30,7 @@ func (s *Store) tryCheckedBatch(ctx context.Context, batch []*pending, total int
 		if err == nil || s.transient(err) {
 			return true, err
 		}
+		s.known.forget(after)
 	}
 	for _, p := range batch {
 		p.res, p.err = Appended{}, nil
@@ -37,20 +38,28 @@ func (s *Store) tryCheckedBatch(ctx context.Context, batch []*pending, total int
 	return false, nil
 }
 
-// checkedBatchRows returns the rows of batch for one checked insert, and
-// false when the batch cannot take that path: a stream appended with Any
-// or StreamExists (those need a read, or a computed number), more rows
-// than one statement carries, or a caller whose expectation cannot hold
-// after the earlier callers of the batch (the read path refuses it).
-func (s *Store) checkedBatchRows(batch []*pending, total int) ([]row, bool, error) {
+// checkedBatchRows returns the rows of batch for one checked insert, the
+// versions its streams have once it commits, and false when the batch
+// cannot take that path: a stream appended with Any or StreamExists (those
+// need a read, or a computed number), more rows than one statement
+// carries, or a caller whose expectation cannot hold after the earlier
+// callers of the batch (the read path refuses it). A lone caller takes it
+// only when no row needs a check.
+//
+// When every stream is expected empty (NoStream: its row 0 collides with
+// any event already there) or at the version this store's last append to
+// it committed (knownVersions), the rows bind their sequence numbers and
+// the insert reads no stream: the unique key is the whole check.
+func (s *Store) checkedBatchRows(batch []*pending, total int) ([]row, map[knownKey]int64, bool, error) {
 	if !s.plan.checksBatch() || total > s.plan.maxRows(row{checkAll: true}) {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	type state struct {
 		before, cur int64 // version before the statement; after the rows so far
 		table       string
 	}
-	states := map[key]*state{}
+	states := map[knownKey]*state{}
+	trusted := true
 	var rows []row
 	now := time.Now().UTC()
 	for ci, p := range batch {
@@ -64,27 +73,28 @@ func (s *Store) checkedBatchRows(batch []*pending, total int) ([]row, bool, erro
 				want, ok = -1, true
 			}
 			if !ok {
-				return nil, false, nil
+				return nil, nil, false, nil
 			}
-			k := s.key(st)
+			k := knownKey{s.key(st), st.AggregateType}
 			table := k.table
 			cur := states[k]
 			switch {
 			case cur == nil:
 				cur = &state{before: want, cur: want, table: table}
 				states[k] = cur
+				trusted = trusted && (want == -1 || s.known.is(k, want))
 			case cur.cur != want:
-				return nil, false, nil
+				return nil, nil, false, nil
 			}
 			if len(rows) > 0 && rows[0].table != table {
-				return nil, false, nil // one statement, one table
+				return nil, nil, false, nil // one statement, one table
 			}
 			part := PartitionKey(st.AggregateID, s.e.Partitions)
 			for _, ev := range st.Events {
 				cur.cur++
 				r, err := s.eventRow(table, st, ev, cur.cur, part, now)
 				if err != nil {
-					return nil, false, err
+					return nil, nil, false, err
 				}
 				r.vals[pExpectedVersion], r.checkAll, r.caller, r.index = cur.before, true, ci, len(rows)
 				rows = append(rows, r)
@@ -93,7 +103,19 @@ func (s *Store) checkedBatchRows(batch []*pending, total int) ([]row, bool, erro
 		}
 		p.res.Versions = versions
 	}
-	return rows, len(rows) > 0, nil
+	if len(rows) == 0 || len(batch) == 1 && !trusted {
+		return nil, nil, false, nil
+	}
+	after := make(map[knownKey]int64, len(states))
+	for k, st := range states {
+		after[k] = st.cur
+	}
+	if trusted {
+		for i := range rows {
+			rows[i].checkAll = false // bound sequence numbers: the plain insert
+		}
+	}
+	return rows, after, true, nil
 }
 
 // checkedBatch inserts rows, from checkedBatchRows, in one autocommit

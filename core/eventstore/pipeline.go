@@ -51,6 +51,7 @@ func (s *Store) run(ctx context.Context, batch []*pending, afterTransient bool) 
 				continue
 			}
 			s.nudgeBatch(batch)
+			s.rememberBatch(batch)
 			return
 		}
 		transient := s.transient(err)
@@ -104,6 +105,23 @@ func (s *Store) lostAnyRace(batch []*pending) bool {
 	return len(batch) == 1 && errors.As(batch[0].err, &ce) && ce.Expected == Any
 }
 
+// rememberBatch remembers the versions of the batch's callers that
+// committed (knownVersions).
+func (s *Store) rememberBatch(batch []*pending) {
+	vs := map[knownKey]int64{}
+	for _, p := range batch {
+		if p.err != nil {
+			continue
+		}
+		for _, st := range p.streams {
+			if v, ok := p.res.Versions[versionKey(st)]; ok && len(st.Events) > 0 {
+				vs[knownKey{s.key(st), st.AggregateType}] = v
+			}
+		}
+	}
+	s.known.set(vs)
+}
+
 // nudgeBatch nudges the advancer once after a batch in which some caller
 // committed, with the committed end of their positions where the strategy
 // lets an append report one.
@@ -142,10 +160,8 @@ func (s *Store) try(ctx context.Context, batch []*pending) error {
 		p.res, p.err = Appended{}, nil
 		total += p.events
 	}
-	if len(batch) > 1 {
-		if done, err := s.tryCheckedBatch(ctx, batch, total); done {
-			return err
-		}
+	if done, err := s.tryCheckedBatch(ctx, batch, total); done {
+		return err
 	}
 	computed := s.computedStreams(batch)
 	if s.oneStatement(batch, computed, total) {

@@ -35,13 +35,15 @@ type Store struct {
 	txFault   func()          // tests only: runs in a lone append's transaction before the commit
 	retry     Retry           // how Append retries transient errors
 	group     *groupCommit    // queued appends; nil when group commit is off
+	known     *knownVersions  // versions this store's appends committed
 }
 
 // New returns the event store of e. nudger may be nil. Options: WithRetry,
 // WithGroupCommit.
 func New(e *engine.Engine, nudger Nudger, opts ...Option) *Store {
 	s := &Store{e: e, nudger: normaliseNudger(nudger), events: e.NewInsert("event insert", e.Cat.EventInsert, rowParams), retry: DefaultRetry,
-		positions: position.Of(e).Writer(engine.EventStorePositions), group: &groupCommit{}}
+		positions: position.Of(e).Writer(engine.EventStorePositions), group: &groupCommit{},
+		known: newKnownVersions(defaultKnownStreams)}
 	s.plan = newPlan(e.Cat.EventInsert, s.events, s.positions)
 	for _, o := range opts {
 		o(s)
