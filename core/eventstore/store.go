@@ -40,6 +40,13 @@ type Store struct {
 
 // New returns the event store of e. nudger may be nil. Options: WithRetry,
 // WithGroupCommit.
+//
+// A store remembers the versions its appends committed (the streams it
+// appended to last) and, where the insert would check an exact version,
+// binds the sequence numbers of an append that expects one of them: it
+// relies on streams never losing events. After the database is restored
+// or failed over to a point before events it had committed, make new
+// stores (restart the writers).
 func New(e *engine.Engine, nudger Nudger, opts ...Option) *Store {
 	s := &Store{e: e, nudger: normaliseNudger(nudger), events: e.NewInsert("event insert", e.Cat.EventInsert, rowParams), retry: DefaultRetry,
 		positions: position.Of(e).Writer(engine.EventStorePositions), group: &groupCommit{},
