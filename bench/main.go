@@ -58,6 +58,7 @@ var (
 	flagPoll     = flag.Duration("poll", 100*time.Millisecond, "high-water-mark poll interval for the tail latency")
 	flagCoalesce = flag.Duration("coalesce", 0, "hwm.Options.Coalesce of the bench's advancers (0: the advancer's default)")
 	flagProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run")
+	flagMemProf  = flag.String("memprofile", "", "write an allocation profile of the whole run at its end")
 	flagStmts    = flag.Bool("stmts-only", false, "measure only the statements per append")
 	flagCPU      = flag.Bool("cpu-only", false, "measure only the statements per append and Follow's client cost per event")
 )
@@ -72,6 +73,9 @@ func main() {
 		if err == nil && pprof.StartCPUProfile(f) == nil {
 			defer pprof.StopCPUProfile()
 		}
+	}
+	if *flagMemProf != "" {
+		defer writeAllocs(*flagMemProf)
 	}
 	ctx := context.Background()
 	prov := harness.NewProvider()
@@ -364,5 +368,18 @@ func (b *bench) close() {
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == "-h" {
 		flag.Usage()
+	}
+}
+
+// writeAllocs writes the run's allocation profile to path (-memprofile).
+func writeAllocs(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "memprofile:", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "memprofile:", err)
 	}
 }

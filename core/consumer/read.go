@@ -34,7 +34,12 @@ func (r *Runner) read(ctx context.Context, ps *pollState) (batch []Message, more
 		if err != nil {
 			return nil, false, &readError{source: s, err: err}
 		}
-		batch, more = append(batch, msgs...), more || full
+		if batch == nil {
+			batch = msgs // one source: no copy
+		} else {
+			batch = append(batch, msgs...)
+		}
+		more = more || full
 	}
 	return batch, more, nil
 }
@@ -168,8 +173,14 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 	if len(msgs) == limit {
 		through, more = msgs[len(msgs)-1].Position, true
 	}
-	byPart := make([][]Message, s.Partitions())
-	counts := make([]int, s.Partitions())
+	n := s.Partitions()
+	byPart, counts := make([][]Message, n), make([]int, n)
+	// Looked up once per partition, not per message.
+	states, gens := make([]*partState, n), make([]int64, n)
+	for p := range n {
+		states[p] = r.parts[partKey{s.Name(), p}]
+		gens[p], _ = ps.leased(p)
+	}
 	for _, m := range msgs {
 		counts[m.Partition]++
 	}
@@ -180,11 +191,10 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 		if m.Position > through {
 			break
 		}
-		st := r.parts[partKey{s.Name(), m.Partition}]
-		if m.Position <= st.read {
+		if m.Position <= states[m.Partition].read {
 			continue // this partition read it in an earlier poll
 		}
-		m.Generation, _ = ps.leased(m.Partition)
+		m.Generation = gens[m.Partition]
 		byPart[m.Partition] = append(byPart[m.Partition], m)
 		if r.opts.Transactional && len(byPart[m.Partition]) == r.opts.PageSize {
 			// Transactional applies of a partition commit one after the
@@ -195,8 +205,7 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 		}
 	}
 	batch := make([]Message, 0, len(msgs))
-	for p := range s.Partitions() {
-		st := r.parts[partKey{s.Name(), p}]
+	for p, st := range states {
 		if st.read >= through {
 			continue
 		}
