@@ -34,12 +34,7 @@ func (r *Runner) read(ctx context.Context, ps *pollState) (batch []Message, more
 		if err != nil {
 			return nil, false, &readError{source: s, err: err}
 		}
-		if batch == nil {
-			batch = msgs // one source: no copy
-		} else {
-			batch = append(batch, msgs...)
-		}
-		more = more || full
+		batch, more = append(batch, msgs...), more || full
 	}
 	return batch, more, nil
 }
@@ -173,14 +168,8 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 	if len(msgs) == limit {
 		through, more = msgs[len(msgs)-1].Position, true
 	}
-	n := s.Partitions()
-	byPart, counts := make([][]Message, n), make([]int, n)
-	// Looked up once per partition, not per message.
-	states, gens := make([]*partState, n), make([]int64, n)
-	for p := range n {
-		states[p] = r.parts[partKey{s.Name(), p}]
-		gens[p], _ = ps.leased(p)
-	}
+	byPart := make([][]Message, s.Partitions())
+	counts := make([]int, s.Partitions())
 	for _, m := range msgs {
 		counts[m.Partition]++
 	}
@@ -191,10 +180,11 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 		if m.Position > through {
 			break
 		}
-		if m.Position <= states[m.Partition].read {
+		st := r.parts[partKey{s.Name(), m.Partition}]
+		if m.Position <= st.read {
 			continue // this partition read it in an earlier poll
 		}
-		m.Generation = gens[m.Partition]
+		m.Generation, _ = ps.leased(m.Partition)
 		byPart[m.Partition] = append(byPart[m.Partition], m)
 		if r.opts.Transactional && len(byPart[m.Partition]) == r.opts.PageSize {
 			// Transactional applies of a partition commit one after the
@@ -205,7 +195,8 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 		}
 	}
 	batch := make([]Message, 0, len(msgs))
-	for p, st := range states {
+	for p := range s.Partitions() {
+		st := r.parts[partKey{s.Name(), p}]
 		if st.read >= through {
 			continue
 		}
