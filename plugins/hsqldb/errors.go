@@ -14,8 +14,11 @@ func errorRules() []dialect.ErrorRule {
 		{Class: dialect.ErrReadOnly, SQLState: "25006"},             // -3706, a READ ONLY transaction
 		{Class: dialect.ErrReadOnly, VendorCode: -455},              // the database is in read only mode
 		{Class: dialect.ErrSerializationFailure, SQLState: "40001"}, // -4861, also how MVCC deadlocks end
-		{Class: dialect.ErrQueryCanceled, SQLState: "40502"},        // -4872, a cancelled lock wait
-		{Class: dialect.ErrQueryCanceled, VendorCode: -4873},        // statement timeout
+		// -4872 too, but ended by the JDBC bridge's watchdog, not by the caller: a lock wait
+		// on a transaction that had already ended (HSQLDB lost the wake-up); a retry succeeds.
+		{Class: dialect.ErrLockTimeout, SQLState: "40502", MessagePattern: `jdbcbridge: stale lock wait aborted`},
+		{Class: dialect.ErrQueryCanceled, SQLState: "40502"}, // -4872, a cancelled lock wait
+		{Class: dialect.ErrQueryCanceled, VendorCode: -4873}, // statement timeout
 		{Class: dialect.ErrUndefinedTable, SQLState: "42501", VendorCode: -5501, MessagePattern: `object not found`},
 		{Class: dialect.ErrConnectionLost, SQLState: "08*"},
 		// -1252: a prepared statement whose table was dropped or altered.

@@ -31,7 +31,7 @@ final class Canceler {
         POOL.execute(task);
     }
 
-    private static boolean isHsqldb(Connection conn) {
+    static boolean isHsqldb(Connection conn) {
         return conn != null && conn.getClass().getName().equals("org.hsqldb.jdbc.JDBCConnection");
     }
 
@@ -69,13 +69,14 @@ final class Canceler {
         }
     }
 
-    private static Object sessionOf(Connection conn) throws Exception {
+    static Object sessionOf(Connection conn) throws ReflectiveOperationException {
         Field f = conn.getClass().getDeclaredField("sessionProxy");
         f.setAccessible(true);
         return f.get(conn);
     }
 
-    private static void hsqldbCancel(Connection conn) throws Exception {
+    /** Cancels the statement conn's HSQLDB session runs (SessionInterface.cancel). */
+    static void hsqldbCancel(Connection conn) throws Exception {
         Object session = sessionOf(conn);
         ClassLoader cl = conn.getClass().getClassLoader();
         Class<?> si = Class.forName("org.hsqldb.SessionInterface", true, cl);

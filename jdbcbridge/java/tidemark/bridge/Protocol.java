@@ -36,6 +36,11 @@ final class Protocol {
     static final int OP_LOB_READ = 14;
     static final int OP_LOB_FREE = 15;
     static final int OP_CLOSE = 16;
+    /**
+     * Test-only: refused as an unknown op unless the server runs with
+     * -Dtidemark.bridge.testHooks=true (see StaleWaits); production never sets it.
+     */
+    static final int OP_TEST_HOOK = 200;
     /** Internal: stands in for a request frame over the limit that was skipped unread. */
     static final int OP_TOO_LARGE = 255;
 

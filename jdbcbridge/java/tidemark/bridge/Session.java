@@ -49,6 +49,11 @@ final class Session implements Runnable {
      */
     private final Object cancelLock = new Object();
     private boolean cancelDelivered; // guarded by cancelLock
+    /** The request whose statement StaleWaits cancelled (its 40502 is reported as such), or -1. */
+    private volatile int staleAbortedReq = -1;
+    // The stale wait seen on the previous check (StaleWaits' thread only): request and statement.
+    private int staleSeenReq = -1;
+    private long staleSeenScn = StaleWaits.NONE;
 
     private volatile Connection conn;
     /** Whether SQL is checked for HSQLDB text tables (a restricted HSQLDB session). */
@@ -188,6 +193,10 @@ final class Session implements Runnable {
                 } catch (SQLException e) {
                     if (Memory.isOutOfMemory(e)) {
                         outOfMemory(req, e.getMessage());
+                    } else if (staleAbortedReq == req && "40502".equals(e.getSQLState())) {
+                        // Not the client's cancel: the watchdog ended a wait nothing else would.
+                        error(req, e.getSQLState(), e.getErrorCode(), StaleWaits.MESSAGE_PREFIX
+                                + " (the transaction it waited for had already ended; retry): " + e.getMessage());
                     } else {
                         error(req, e.getSQLState(), e.getErrorCode(), e.getMessage());
                     }
@@ -200,6 +209,7 @@ final class Session implements Runnable {
                     error(req, STATE_GENERAL, 0, String.valueOf(e));
                 } finally {
                     statementDone();
+                    staleAbortedReq = -1;
                     runningReq = -1;
                     cfg.budget.release(flen);
                 }
@@ -247,7 +257,45 @@ final class Session implements Runnable {
         o.i32(req).u8(STATUS_ERROR).str(state == null ? STATE_GENERAL : state).i32(code).str(msg == null ? "" : msg);
     }
 
+    /**
+     * Called by StaleWaits' thread: cancels the running statement when its HSQLDB session has
+     * been seen in a stale lock wait (see StaleWaits) on this check and the previous one.
+     */
+    void checkStaleWait() throws ReflectiveOperationException {
+        int req = runningReq;
+        Connection c = conn;
+        if (req < 0 || runningStmt == null || c == null) {
+            staleSeenReq = -1;
+            return;
+        }
+        long scn = StaleWaits.staleStatement(c);
+        if (scn == StaleWaits.NONE) {
+            staleSeenReq = -1;
+            return;
+        }
+        if (staleSeenReq != req || staleSeenScn != scn) {
+            staleSeenReq = req;
+            staleSeenScn = scn;
+            return; // first sighting: look again next time
+        }
+        staleSeenReq = -1;
+        synchronized (cancelLock) {
+            if (runningReq != req || runningStmt == null || conn != c) {
+                return; // the request ended meanwhile: never touch the next one
+            }
+            staleAbortedReq = req; // before the statement can fail (it then waits for cancelLock anyway)
+            if (!StaleWaits.cancelIfStale(c, scn)) {
+                staleAbortedReq = -1;
+                return;
+            }
+            cancelDelivered = true;
+        }
+        System.err.println("jdbcbridge: HSQLDB statement of connection from port " + sock.getPort()
+                + " waited for a transaction that had already ended (a lost wake-up); aborted it so the client retries");
+    }
+
     private void cleanup() {
+        StaleWaits.unregister(this);
         for (byte[] f; (f = queue.poll()) != null; ) {
             cfg.budget.release(f.length);
         }
@@ -419,8 +467,33 @@ final class Session implements Runnable {
             }
             case OP_CLOSE:
                 return true;
+            case OP_TEST_HOOK:
+                if (!StaleWaits.testHooks()) {
+                    throw new SQLException("unknown op " + op, STATE_PROTOCOL);
+                }
+                testHook(in.str());
+                return false;
             default:
                 throw new SQLException("unknown op " + op, STATE_PROTOCOL);
+        }
+    }
+
+    /** Test-only requests (see Protocol.OP_TEST_HOOK); answers an i32. */
+    private void testHook(String what) throws SQLException {
+        try {
+            switch (what) {
+                case "waiters" -> o.i32(StaleWaits.testWaiters(conn));
+                case "rollback-losing-wakeups" -> o.i32(StaleWaits.testRollbackLosingWakeups(conn, () -> {
+                    try {
+                        endTx(false);
+                    } catch (SQLException e) {
+                        throw new IllegalStateException(e);
+                    }
+                }));
+                default -> throw new SQLException("unknown test hook " + what, STATE_PROTOCOL);
+            }
+        } catch (ReflectiveOperationException e) {
+            throw new SQLException("test hook " + what + ": " + e, STATE_GENERAL);
         }
     }
 
@@ -731,6 +804,9 @@ final class Session implements Runnable {
         guardText = cfg.restrictSessions && Policy.isHsqldb(url);
         conn.setAutoCommit(true);
         defaultIsolation = conn.getTransactionIsolation();
+        if (Canceler.isHsqldb(conn)) {
+            StaleWaits.register(this);
+        }
         String product = conn.getMetaData().getDatabaseProductName();
         o.str(product).str(conn.getMetaData().getDatabaseProductVersion());
     }
