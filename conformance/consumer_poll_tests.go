@@ -26,6 +26,7 @@ func consumerPollTests() []Test {
 		{"consumer/rebuild_fence_reads_bounded_by_window", testFenceReadsBounded},
 		{"consumer/tx_batch_chunks_applied_once_poison_alone", testTxBatchChunks},
 		{"consumer/catch_up_reads_next_page_while_applying", testReadsAhead},
+		{"consumer/catch_up_reads_ahead_over_position_gaps", testReadsAheadOverGaps},
 	}
 }
 

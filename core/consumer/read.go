@@ -156,17 +156,15 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 		}
 	}
 	limit := r.rangeLimit(s)
-	msgs, ahead := r.takeAhead(ctx, s.Name(), after, mark, limit)
-	below := mark
-	if !ahead {
+	msgs, through, more := r.takeAhead(ctx, s.Name(), after, mark, limit)
+	if !more {
 		var err error
-		if msgs, below, err = rr.ReadRangeMarked(ctx, after, mark, limit); err != nil {
+		if msgs, through, err = rr.ReadRangeMarked(ctx, after, mark, limit); err != nil {
 			return nil, false, err
 		}
-	}
-	through, more := below, false
-	if len(msgs) == limit {
-		through, more = msgs[len(msgs)-1].Position, true
+		if len(msgs) == limit {
+			through, more = msgs[len(msgs)-1].Position, true
+		}
 	}
 	byPart := make([][]Message, s.Partitions())
 	counts := make([]int, s.Partitions())
@@ -206,8 +204,11 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 	}
 	if more && through == msgs[len(msgs)-1].Position {
 		// The next poll reads from through (every partition read up to
-		// it): read that page while this one applies.
-		r.startAhead(ctx, s.Name(), rr, through, mark, limit)
+		// it): read that page, and the ones after it, while this one
+		// applies.
+		r.fillAhead(ctx, s.Name(), rr, through, mark, limit)
+	} else {
+		delete(r.ahead, s.Name())
 	}
 	return batch, more, nil
 }

@@ -41,6 +41,10 @@ type Options struct {
 	// at most PageSize × partitions in all, however they fall (per
 	// partition all the same when Transactional).
 	PageSize int
+	// ReadAhead is how many range reads a poll that read a full page keeps
+	// in flight while it applies, each a page further (default 2; -1: none,
+	// a poll reads when it starts). Each holds a connection and a page.
+	ReadAhead int
 	// EmptySaveInterval: over positions that hold nothing to apply, a
 	// checkpoint is saved at most this often (default one minute, the
 	// spec's).
@@ -113,7 +117,7 @@ type Runner struct {
 	last *pollState
 	// ahead is each source's next page being read while a poll applies
 	// (guarded by pollMu).
-	ahead map[string]*readAhead
+	ahead map[string][]*readAhead
 }
 
 type partKey struct {
@@ -169,6 +173,12 @@ func NewRunner(ctx context.Context, reg *Registry, opts Options) (*Runner, error
 	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = 500
+	}
+	switch {
+	case opts.ReadAhead == 0:
+		opts.ReadAhead = 2
+	case opts.ReadAhead < 0:
+		opts.ReadAhead = 0
 	}
 	if opts.EmptySaveInterval <= 0 {
 		opts.EmptySaveInterval = time.Minute
