@@ -120,6 +120,7 @@ func init() {
 	passing = append(passing, "consumer/rebuild_fence_reads_bounded_by_window")
 	passing = append(passing, "consumer/tx_batch_chunks_applied_once_poison_alone")
 	passing = append(passing, "consumer/catch_up_reads_next_page_while_applying")
+	passing = append(passing, "consumer/catch_up_reads_ahead_over_position_gaps")
 	passing = append(passing, "consumer/replay_rebuilding_until_its_switch")
 }
 
