@@ -62,12 +62,12 @@ func (f *failingReads) ReadRangeMarked(ctx context.Context, after, upto int64, l
 }
 
 // testPollFailedAfterLastWakeup runs a Transactional consumer whose poll
-// interval is far beyond the test's bound, so only the advancer's wake-ups
-// make it poll (as consumer/run_woken_by_mark_graceful_stop), and fails
-// with a transient error the read of the poll that the mark's last move
-// woke. Nothing will wake the runner again: it must poll again on its own,
-// after a backoff, and apply every event once (a runner that waited for
-// the next wake-up after a failed poll would wait PollInterval, an hour).
+// interval is far beyond the test's bound, so only wake-ups make it poll
+// (as consumer/run_woken_by_mark_graceful_stop), and fails with a
+// transient error the read that reaches the mark's last move. Nothing will
+// wake the runner again: it must poll again on its own, after a backoff,
+// and apply every event once (a runner that waited for the next wake-up
+// after a failed poll would wait PollInterval, an hour).
 func testPollFailedAfterLastWakeup(t T, env *Env) {
 	ctx, cancel := testtime.Context(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -86,12 +86,6 @@ func testPollFailedAfterLastWakeup(t T, env *Env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	var runErr error
-	go func() { defer wg.Done(); runErr = r.Run(runCtx) }()
 	ids := idPerPartition(t, e)
 	streams := make([]eventstore.Stream, len(ids))
 	for i, id := range ids {
@@ -106,6 +100,16 @@ func testPollFailedAfterLastWakeup(t T, env *Env) {
 	if _, err := advanceUntil(ctx, adv, s, last); err != nil {
 		t.Fatal(err)
 	}
+	// The runner starts after the mark's last move: its first read, which
+	// reaches the last position, fails, and nothing wakes it afterwards.
+	// (Started before the appends, a runner whose read needs no mark of its
+	// own may read every event before the fault is armed.)
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var runErr error
+	go func() { defer wg.Done(); runErr = r.Run(runCtx) }()
 	waitForOr(t, fmt.Sprintf("%d applies", len(res.Positions)), func() bool { return len(appliedCounts(t, env)) == len(res.Positions) }, func() string {
 		return fmt.Sprintf("applied %v, read failed: %v, range reads %d, advancer mark %d", appliedCounts(t, env), src.fired.Load(), src.ranges.Load(), adv.Mark())
 	})

@@ -1,6 +1,9 @@
 package consumer
 
-import "context"
+import (
+	"context"
+	"math"
+)
 
 // read takes a page of every partition of every source, up to the mark
 // read once per source for this poll (no further than the source's
@@ -18,25 +21,43 @@ func (r *Runner) read(ctx context.Context, ps *pollState) (batch []Message, more
 		}
 	}()
 	for _, s := range r.sources {
-		mark, err := s.Mark(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		ps.setMark(s.Name(), mark)
-		mark = r.replayBound(s, mark)
-		var msgs []Message
-		var full bool
-		if rr, ok := rangeReader(s); ok && r.readsAsOne(ps, s, mark) {
-			msgs, full, err = r.readRange(ctx, ps, s, rr, mark, &undo)
-		} else {
-			msgs, full, err = r.readPartitions(ctx, ps, s, mark, &undo)
-		}
+		msgs, full, err := r.readSource(ctx, ps, s, &undo)
 		if err != nil {
 			return nil, false, &readError{source: s, err: err}
 		}
 		batch, more = append(batch, msgs...), more || full
 	}
 	return batch, more, nil
+}
+
+// unbounded is the mark of a range read that reads the mark itself.
+const unbounded = int64(math.MaxInt64)
+
+// readSource reads s for this poll. A range read that serves every
+// partition outside a rebuild's replay reads no mark of its own first: the
+// page is read below the mark its transaction reads (one statement less
+// per poll, and the mark and page come from one server). Otherwise the
+// poll reads s's mark, then a range read or a read per partition below it.
+func (r *Runner) readSource(ctx context.Context, ps *pollState, s Source, undo *readUndo) ([]Message, bool, error) {
+	rr, ranged := rangeReader(s)
+	if ranged && r.c.State != Rebuilding && r.readsAsOne(ps, s, unbounded) {
+		msgs, full, mark, err := r.readRange(ctx, ps, s, rr, unbounded, undo)
+		if err == nil {
+			ps.setMark(s.Name(), mark)
+		}
+		return msgs, full, err
+	}
+	mark, err := s.Mark(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	ps.setMark(s.Name(), mark)
+	mark = r.replayBound(s, mark)
+	if ranged && r.readsAsOne(ps, s, mark) {
+		msgs, full, _, err := r.readRange(ctx, ps, s, rr, mark, undo)
+		return msgs, full, err
+	}
+	return r.readPartitions(ctx, ps, s, mark, undo)
 }
 
 // rangeReader is s as a RangeReader, unless it says it reads per partition.
@@ -148,7 +169,10 @@ func (r *Runner) rangeLimit(s Source) int { return r.opts.PageSize * s.Partition
 // cutting the page at a partition's PageSize-th message would drop and read
 // again what a busy partition's burst brought. A Transactional runner cuts
 // there all the same.
-func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr RangeReader, mark int64, undo *readUndo) ([]Message, bool, error) {
+//
+// Besides the batch and whether more is left, it returns the mark the
+// page was read below (the source's mark as its read saw it).
+func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr RangeReader, mark int64, undo *readUndo) ([]Message, bool, int64, error) {
 	after := int64(-1)
 	for p := range s.Partitions() {
 		if st := r.parts[partKey{s.Name(), p}]; st.read < mark && (after < 0 || st.read < after) {
@@ -156,12 +180,13 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 		}
 	}
 	limit := r.rangeLimit(s)
-	msgs, through, more := r.takeAhead(ctx, s.Name(), after, mark, limit)
+	msgs, through, below, more := r.takeAhead(ctx, s.Name(), after, mark, limit)
 	if !more {
 		var err error
 		if msgs, through, err = rr.ReadRangeMarked(ctx, after, mark, limit); err != nil {
-			return nil, false, err
+			return nil, false, 0, err
 		}
+		below = through
 		if len(msgs) == limit {
 			through, more = msgs[len(msgs)-1].Position, true
 		}
@@ -210,7 +235,7 @@ func (r *Runner) readRange(ctx context.Context, ps *pollState, s Source, rr Rang
 	} else {
 		delete(r.ahead, s.Name())
 	}
-	return batch, more, nil
+	return batch, more, below, nil
 }
 
 // readMarked reads a page of s and the mark it was read below: the

@@ -65,29 +65,29 @@ func (r *Runner) fillAhead(ctx context.Context, name string, rr RangeReader, thr
 // below it, has this poll's limit, was read below a mark no higher than
 // this poll's and came back full (a full page holds the same messages
 // whatever mark it was read below, every position under a mark being
-// final): its messages past after, through its last one, with more to
-// read. Reads that end at or below after are passed over; anything else
+// final): its messages past after, through its last one, the mark it was
+// read below, with more to read. Reads that end at or below after are passed over; anything else
 // drops the queue (false): the poll reads itself.
-func (r *Runner) takeAhead(ctx context.Context, name string, after, mark int64, limit int) (msgs []Message, through int64, ok bool) {
+func (r *Runner) takeAhead(ctx context.Context, name string, after, mark int64, limit int) (msgs []Message, through, below int64, ok bool) {
 	for {
 		q := r.ahead[name]
 		if len(q) == 0 {
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		a := q[0]
 		if a.after > after || a.limit != limit || a.upto > mark {
 			delete(r.ahead, name)
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		select {
 		case <-a.done:
 		case <-ctx.Done():
 			delete(r.ahead, name)
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		if a.err != nil || len(a.msgs) < limit {
 			delete(r.ahead, name)
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		r.ahead[name] = q[1:]
 		through = a.msgs[len(a.msgs)-1].Position
@@ -98,6 +98,6 @@ func (r *Runner) takeAhead(ctx context.Context, name string, after, mark int64, 
 		for i < len(a.msgs) && a.msgs[i].Position <= after {
 			i++
 		}
-		return a.msgs[i:], through, true
+		return a.msgs[i:], through, a.below, true
 	}
 }
