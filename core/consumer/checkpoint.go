@@ -77,6 +77,21 @@ func (r *Registry) Advance(ctx context.Context, q engine.Querier, id, source str
 	return moved, r.retryTransient(ctx, func() error { return run(r.e.DB) })
 }
 
+// advanceQueued is Advance on its own (autocommit), each try queued behind
+// this process's other writers on an engine that runs one writing
+// transaction at a time (engine.LockWriter): the runner's save of one
+// checkpoint.
+func (r *Registry) advanceQueued(ctx context.Context, id, source string, partition int, position, epoch int64) (bool, error) {
+	var moved bool
+	err := r.retryTransient(ctx, func() error {
+		defer r.e.LockWriter()()
+		var err error
+		moved, err = r.Advance(ctx, r.e.DB, id, source, partition, position, epoch)
+		return err
+	})
+	return moved, err
+}
+
 // advanceOver moves the checkpoint to position in tx, the transaction of
 // the apply of the message at below (position >= below), only while no
 // writer has moved it to below or past it: a second instance applying the

@@ -112,10 +112,10 @@ func (r *Runner) leaseLost(ps *pollState, p int, err error) {
 // takeover), else on its own. A lost lease moves nothing.
 func (r *Runner) saveFenced(ctx context.Context, ps *pollState, k partKey, pos, epoch, gen int64) (bool, error) {
 	if r.member == nil {
-		return r.reg.Advance(ctx, nil, r.c.ID, k.source, k.partition, pos, epoch)
+		return r.reg.advanceQueued(ctx, r.c.ID, k.source, k.partition, pos, epoch)
 	}
 	var moved bool
-	err := r.reg.inTx(ctx, func(tx *sql.Tx) error {
+	err := r.reg.inWriterTx(ctx, func(tx *sql.Tx) error {
 		if err := r.checkLease(ctx, tx, k.partition, gen); err != nil {
 			return err
 		}

@@ -44,7 +44,7 @@ func (r *Runner) save(ctx context.Context, ps *pollState, all bool) error {
 	if r.member == nil && len(writes) > 1 {
 		// One transaction for every write: one commit (one log flush
 		// where commits are durable) instead of one per partition.
-		err := r.reg.inTx(ctx, func(tx *sql.Tx) error {
+		err := r.reg.inWriterTx(ctx, func(tx *sql.Tx) error {
 			for i, w := range writes {
 				var err error
 				if moved[i], err = r.reg.Advance(ctx, tx, r.c.ID, w.k.source, w.k.partition, w.pos, epoch); err != nil {

@@ -215,6 +215,13 @@ func (r *Registry) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return r.e.InTx(ctx, engine.OpWrite, engine.DefaultTransientRetry, fn)
 }
 
+// inWriterTx is inTx queued behind this process's other writers on an
+// engine that runs one writing transaction at a time (engine.InWriterTx):
+// for the runner's checkpoint saves, which run no caller code.
+func (r *Registry) inWriterTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return r.e.InWriterTx(ctx, engine.OpWrite, engine.DefaultTransientRetry, fn)
+}
+
 // inTx1 runs fn in a transaction of its own, once: the caller retries.
 func (r *Registry) inTx1(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return r.e.InTx(ctx, engine.OpWrite, engine.TransientRetry{Attempts: 1}, fn)

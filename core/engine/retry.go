@@ -145,6 +145,20 @@ func (e *Engine) InTx(ctx context.Context, op Operation, r TransientRetry, fn fu
 	return r.Do(ctx, e.Transient, func() error { return e.inTxOnce(ctx, op, fn) })
 }
 
+// InWriterTx is InTx holding LockWriter for each try (not over a retry's
+// backoff): on an engine that runs one writing transaction at a time
+// (SQLite) the transaction queues behind this process's appends and
+// advancer writes instead of in the database's busy handler, which sleeps
+// up to tens of milliseconds a time. For the core's own short writes only:
+// fn must not wait for another holder of LockWriter (an append of this
+// process outside tx).
+func (e *Engine) InWriterTx(ctx context.Context, op Operation, r TransientRetry, fn func(tx *sql.Tx) error) error {
+	return r.Do(ctx, e.Transient, func() error {
+		defer e.LockWriter()()
+		return e.inTxOnce(ctx, op, fn)
+	})
+}
+
 func (e *Engine) inTxOnce(ctx context.Context, op Operation, fn func(tx *sql.Tx) error) error {
 	tx, err := e.BeginTx(ctx, op)
 	if err != nil {
