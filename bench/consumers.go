@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"context"
 	"database/sql"
 	"errors"
@@ -419,17 +418,9 @@ func tidemarkLatency(ctx context.Context, b *bench, dsn, mode string) ([]time.Du
 	got.mu.Lock()
 	defer got.mu.Unlock()
 	var lat []time.Duration
-	var dump *os.File
-	if f := os.Getenv("LATDUMP"); f != "" {
-		dump, _ = os.Create(f + "." + mode)
-		defer dump.Close()
-	}
 	for pos, c := range committed {
 		if s, ok := got.seen[pos]; ok {
 			lat = append(lat, max(0, s.Sub(c)))
-			if dump != nil {
-				fmt.Fprintf(dump, "%d %.3f %.3f\n", pos, float64(c.Sub(start))/1e6, float64(s.Sub(c))/1e6)
-			}
 		}
 	}
 	if len(lat) < len(committed) {
