@@ -127,7 +127,7 @@ func Follow[R any](ctx context.Context, src Source[R], partition int, after int6
 // mark; fn's error is returned as fn returned it.
 func (s Source[R]) followPage(ctx context.Context, partition int, after int64, limit int, streamed bool, fn func(R) error) (int, int64, error) {
 	if streamed {
-		return s.read(ctx, partition, after, limit, fn)
+		return s.read(ctx, partition, after, limit, nil, fn)
 	}
 	page, mark, err := s.Page(ctx, partition, after, limit)
 	if err != nil {

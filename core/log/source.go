@@ -40,8 +40,10 @@ type Source[R any] struct {
 // the mark on one server and the page on another that is behind. A page
 // shorter than limit means every record up to that mark was read.
 func (s Source[R]) Page(ctx context.Context, partition int, after int64, limit int) ([]R, int64, error) {
-	page := make([]R, 0, min(max(limit, 0), maxPresize))
-	_, mark, err := s.read(ctx, partition, after, limit, func(r R) error {
+	var page []R
+	_, mark, err := s.read(ctx, partition, after, limit, func(upto int64) {
+		page = make([]R, 0, presize(after, upto, limit))
+	}, func(r R) error {
 		page = append(page, r)
 		return nil
 	})
@@ -53,12 +55,29 @@ func (s Source[R]) Page(ctx context.Context, partition int, after int64, limit i
 // over and over.
 const maxPresize = 10000
 
+// presize is the room a page of (after, upto] makes before reading: at
+// most limit records, and no more than the positions in that range (each
+// record has a position of its own). Sizing by limit alone made every poll
+// of a consumer keeping up allocate a catch-up page (megabytes for a
+// record or two), and the collector that follows stalled readers for
+// milliseconds.
+func presize(after, upto int64, limit int) int {
+	n := int64(min(max(limit, 0), maxPresize))
+	if upto <= after {
+		return 0
+	}
+	if d := upto - after; d > 0 && d < n { // d <= 0: overflow, a huge range
+		n = d
+	}
+	return int(n)
+}
+
 // UpTo reads (after, upto] in a read-only transaction of its own, with the
 // log's start (if any) checked first, so a read below it is reported even
 // when there is nothing to read; upto must not exceed the mark, and must
 // come from the server the page is read from.
 func (s Source[R]) UpTo(ctx context.Context, partition int, after, upto int64, limit int) ([]R, error) {
-	page := make([]R, 0, min(max(limit, 0), maxPresize))
+	page := make([]R, 0, presize(after, upto, limit))
 	err := s.inRead(ctx, func(q engine.Querier) error {
 		if s.Start != nil {
 			if err := s.Start(ctx, q, after); err != nil {
@@ -75,12 +94,16 @@ func (s Source[R]) UpTo(ctx context.Context, partition int, after, upto int64, l
 
 // read is Page calling each in the read transaction; it returns how many
 // records each saw and the mark, and each's error as each returned it.
-func (s Source[R]) read(ctx context.Context, partition int, after int64, limit int, each func(R) error) (int, int64, error) {
+// marked, when set, is told the mark before the first record is read.
+func (s Source[R]) read(ctx context.Context, partition int, after int64, limit int, marked func(int64), each func(R) error) (int, int64, error) {
 	n, mark := 0, int64(0)
 	err := s.inRead(ctx, func(q engine.Querier) error {
 		var err error
 		if mark, err = s.Mark(ctx, q, after); err != nil {
 			return err
+		}
+		if marked != nil {
+			marked(mark)
 		}
 		return s.rangeOf(ctx, q, partition, after, mark, limit, func(r R) error {
 			n++
