@@ -153,6 +153,10 @@ func readProbeFor(env *Env) readProbe {
 		return sqlitePagesRead
 	case env.Catalogue.Identity.Name == "h2":
 		return h2RowsRead
+	case env.Catalogue.Identity.Name == "hsqldb":
+		return hsqldbRowsRead
+	case env.Catalogue.Identity.Name == "firebird":
+		return firebirdRowsRead
 	}
 	return nil
 }
@@ -230,6 +234,39 @@ func mysqlRowsRead(ctx context.Context, db *sql.DB, query string, args []any) (i
 	return after - before, err
 }
 
+// firebirdRowsRead is the growth over the query of the connection's
+// record reads in Firebird's monitoring tables (sequential and indexed).
+// Each count is read in a transaction of its own: the monitoring tables
+// are a snapshot taken at a transaction's first look.
+func firebirdRowsRead(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	reads := func() (int64, error) {
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return 0, err
+		}
+		defer func() { _ = tx.Rollback() }()
+		var n int64
+		err = tx.QueryRowContext(ctx, `SELECT r.MON$RECORD_SEQ_READS + r.MON$RECORD_IDX_READS
+			FROM MON$ATTACHMENTS a JOIN MON$RECORD_STATS r ON r.MON$STAT_ID = a.MON$STAT_ID
+			WHERE a.MON$ATTACHMENT_ID = CURRENT_CONNECTION`).Scan(&n)
+		return n, err
+	}
+	before, err := reads()
+	if err != nil {
+		return 0, err
+	}
+	if err := drain(conn.QueryContext(ctx, query, args...)); err != nil {
+		return 0, err
+	}
+	after, err := reads()
+	return after - before, err
+}
+
 // sqlitePagesRead is the pages the connection looked up in its cache (hits
 // and misses) over the query: SQLite counts pages, not rows.
 func sqlitePagesRead(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
@@ -299,4 +336,75 @@ func drain(rows *sql.Rows, err error) error {
 	for rows.Next() {
 	}
 	return rows.Err()
+}
+
+// hsqldbRowsRead is what HSQLDB's plan (EXPLAIN PLAN FOR) says each select
+// of the query reads, HSQLDB keeping no counter of rows read: a table
+// reached by an index predicate whose order the index gives (it prints
+// "uses index") with a row limit reads at most that many rows; any other
+// access (a full scan, an index range read whole to be sorted or grouped)
+// is counted at the table's cardinality, the most it can read. EXPLAIN
+// takes no parameters: the args are written in as literals.
+func hsqldbRowsRead(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
+	q := query
+	for _, a := range args {
+		lit := fmt.Sprint(a)
+		switch a.(type) {
+		case int, int32, int64, float64, bool:
+		case nil:
+			lit = "NULL"
+		default:
+			lit = "'" + strings.ReplaceAll(lit, "'", "''") + "'"
+		}
+		q = strings.Replace(q, "?", lit, 1)
+	}
+	rows, err := db.QueryContext(ctx, "EXPLAIN PLAN FOR "+q)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return 0, err
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	return hsqldbPlanReads(plan.String())
+}
+
+var (
+	hsqldbAccess     = regexp.MustCompile(`cardinality=(\d+)\s+access=([A-Z ]+)`)
+	hsqldbLimit      = regexp.MustCompile(`limit=\[\s*VALUE = (\d+)`)
+	hsqldbOrderByIdx = regexp.MustCompile(`uses index`)
+)
+
+// hsqldbPlanReads sums the reads hsqldbRowsRead describes over the selects
+// of plan (each begins with isDistinctSelect).
+func hsqldbPlanReads(plan string) (int64, error) {
+	var n int64
+	selects := strings.Split(plan, "isDistinctSelect")[1:]
+	if len(selects) == 0 {
+		return 0, fmt.Errorf("EXPLAIN PLAN printed no select: %s", plan)
+	}
+	for _, sel := range selects {
+		limit := int64(-1)
+		if m := hsqldbLimit.FindStringSubmatch(sel); m != nil {
+			limit, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+		stops := limit >= 0 && hsqldbOrderByIdx.MatchString(sel)
+		for _, m := range hsqldbAccess.FindAllStringSubmatch(sel, -1) {
+			card, _ := strconv.ParseInt(m[1], 10, 64)
+			if stops && strings.TrimSpace(m[2]) == "INDEX PRED" {
+				n += min(limit, card)
+			} else {
+				n += card
+			}
+		}
+	}
+	return n, nil
 }

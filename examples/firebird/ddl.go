@@ -128,6 +128,11 @@ func ddl() map[string][]string {
 			createIndex("idx_${event_store_table}_aggregate", "event_store_table", "aggregate_id, aggregate_type, sequence_no"),
 			createIndex("idx_${event_store_table}_global", "event_store_table", "global_position"),
 			createIndex("idx_${event_store_table}_partition", "event_store_table", "partition_key, global_position"),
+			// Firebird walks an index in its own direction only: a stream's
+			// last version (MAX, or the first row in descending order) is
+			// one probe only through a DESCENDING index; the ascending
+			// unique one reads the whole stream.
+			guardIndex("CREATE DESCENDING INDEX", "idx_${event_store_table}_version", "event_store_table", "aggregate_id, sequence_no"),
 		},
 		dialect.ScriptSnapshots: {
 			createTable("aggregate_snapshots_table", `    id               CHAR(36)           NOT NULL PRIMARY KEY,

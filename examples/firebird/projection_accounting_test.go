@@ -1,8 +1,10 @@
 package firebird_test
 
 // The projection/* tests (core/projection), each run on Firebird 3
-// (TIDEMARK_FIREBIRD_ALL=1 TIDEMARK_FIREBIRD_ONLY=projection/): all pass.
+// (TIDEMARK_FIREBIRD_ALL=1 TIDEMARK_FIREBIRD_ONLY=projection/): all pass
+// but the one excluded below.
 func init() {
+	excluded["projection/finder_range_reads_flat"] = "fails on Firebird 3: a finder page in field order reads every match (MON$RECORD_STATS: 10,008 record reads over 10,000 read models, 508 over 500): the spec's index on the field alone does not serve ORDER BY field, key, so Firebird sorts"
 	passing = append(passing,
 		"projection/apply_get_and_find_by_every_kind",
 		"projection/chunked_apply_equals_one_by_one",
@@ -15,7 +17,6 @@ func init() {
 		"projection/added_field_default_removed_field_ignored",
 		"projection/chained_downstream_converges_on_upstream",
 		"projection/compaction_keeps_every_read_model",
-		"projection/finder_range_reads_flat", // skips: no counter of rows read on Firebird
 		"projection/typed_finders_every_kind",
 		"projection/typed_finder_handle_of_another_projection_refused",
 		"projection/pages_follow_column_values",
