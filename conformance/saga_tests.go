@@ -20,6 +20,7 @@ func sagaTests() []Test {
 	return []Test{
 		{"saga/start_correlate_complete_through_consumer", testSagaLifecycle},
 		{"saga/concurrent_updates_lose_nothing", testSagaConcurrent},
+		{"saga/starts_with_deadlines_do_not_lock_each_other", testSagaStartsDoNotLockEachOther},
 		{"saga/reads_during_concurrent_updates", testSagaReadsDuringUpdates},
 		{"saga/conflict_and_concurrent_start_retried", testSagaConflictRetried},
 		{"saga/codec_init_cancel_all", testSagaCodecInitCancelAll},

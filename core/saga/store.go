@@ -148,6 +148,7 @@ func (st *Store[S]) run(sc *scope, starts bool, apply applyFn[S]) error {
 	}
 	if !found {
 		cur = Instance[S]{SagaID: sc.sagaID, State: st.s.init(sc.sagaID)}
+		sc.fresh = true
 	}
 	err = apply(sc, &cur.State)
 	done := errors.Is(err, Complete)
