@@ -5,11 +5,12 @@ import (
 	"math"
 )
 
-// read takes a page of every partition of every source, up to the mark
-// read once per source for this poll (no further than the source's
-// replay_through while a rebuild replays): in one statement for all partitions
-// when the source can (RangeReader) and it pays (readsAsOne), else one read
-// per partition.
+// read takes a page of every partition of every source (see readSource):
+// below the mark the page's own transaction reads when one range read
+// serves every partition, else below the mark read once per source for
+// this poll (no further than the source's replay_through while a rebuild
+// replays), in one statement for all partitions when the source can
+// (RangeReader) and it pays (readsAsOne), else one read per partition.
 func (r *Runner) read(ctx context.Context, ps *pollState) (batch []Message, more bool, err error) {
 	// A failed read drops its batch: the partitions it read go back to
 	// where they were, so nothing read and not applied counts as read, and

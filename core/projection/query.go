@@ -127,21 +127,19 @@ func (s *Store[S]) Find(ctx context.Context, q Query) (Page[S], error) {
 // find reads one page of Find.
 func (s *Store[S]) find(ctx context.Context, q Query, ord order[S]) (Page[S], error) {
 	parts := ord.parts(q.After)
-	var rq engine.Querier = s.e.DB
-	if len(parts) > 1 {
-		// The parts are read in one read transaction: on one connection
-		// (one server), and at the dialect's read level in one snapshot
-		// where that level gives one.
-		tx, err := s.e.BeginRead(ctx)
-		if err != nil {
-			return Page[S]{}, err
-		}
-		defer func() { _ = tx.Rollback() }()
-		rq = tx
-	}
-	items, cursors, err := s.readParts(ctx, rq, q, ord, parts)
+	// The first part alone fills most pages: one statement, one snapshot,
+	// no transaction to begin and end (two round trips a page).
+	items, cursors, err := s.readParts(ctx, s.e.DB, q, ord, parts[:1])
 	if err != nil {
 		return Page[S]{}, err
+	}
+	if len(parts) > 1 && len(items) <= q.Limit {
+		// The page runs into the next part: every part is read again in
+		// one read transaction, on one connection (one server), and at the
+		// dialect's read level in one snapshot where that level gives one.
+		if items, cursors, err = s.readPartsInTx(ctx, q, ord, parts); err != nil {
+			return Page[S]{}, err
+		}
 	}
 	page := Page[S]{Items: items}
 	if len(items) > q.Limit {
@@ -151,6 +149,16 @@ func (s *Store[S]) find(ctx context.Context, q Query, ord order[S]) (Page[S], er
 		page.Next = Cursor{done: true}
 	}
 	return page, nil
+}
+
+// readPartsInTx is readParts in a read transaction of its own.
+func (s *Store[S]) readPartsInTx(ctx context.Context, q Query, ord order[S], parts []part[S]) ([]Item[S], []Cursor, error) {
+	tx, err := s.e.BeginRead(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	return s.readParts(ctx, tx, q, ord, parts)
 }
 
 // readParts reads the parts of q's page on rq, the next part only while
