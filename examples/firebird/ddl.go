@@ -131,8 +131,11 @@ func ddl() map[string][]string {
 			// Firebird walks an index in its own direction only: a stream's
 			// last version (MAX, or the first row in descending order) is
 			// one probe only through a DESCENDING index; the ascending
-			// unique one reads the whole stream.
-			guardIndex("CREATE DESCENDING INDEX", "idx_${event_store_table}_version", "event_store_table", "aggregate_id, sequence_no"),
+			// unique one reads the whole stream. aggregate_type rides along
+			// so the index's columns differ from the unique constraint's
+			// (the schema read-back pairs an engine-named unique with the
+			// index of its columns).
+			guardIndex("CREATE DESCENDING INDEX", "idx_${event_store_table}_version", "event_store_table", "aggregate_id, sequence_no, aggregate_type"),
 		},
 		dialect.ScriptSnapshots: {
 			createTable("aggregate_snapshots_table", `    id               CHAR(36)           NOT NULL PRIMARY KEY,
