@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
@@ -13,11 +14,13 @@ import (
 	"github.com/tidemarkdb/tidemark/core/eventstore"
 	"github.com/tidemarkdb/tidemark/core/projection"
 	"github.com/tidemarkdb/tidemark/core/schema"
+	"github.com/tidemarkdb/tidemark/internal/sqlcount"
 )
 
 var (
 	flagProjEvents  = flag.Int("projection-events", 20000, "events (one per aggregate: as many read models) of the projection cell")
 	flagProjLookups = flag.Int("projection-lookups", 2000, "finder lookups of the projection cell, each side")
+	flagProjTrace   = flag.Bool("projection-trace", false, "print the projection catch-up's statements: calls per chunk and time in the driver")
 )
 
 // benchAccount is the projection cell's read model: one per aggregate,
@@ -33,7 +36,12 @@ type benchDeposited struct {
 }
 
 func benchProjection() *projection.Projection[benchAccount] {
-	p := projection.New("bench-accounts", func(id string) benchAccount { return benchAccount{ID: id} })
+	return benchProjectionNamed("bench-accounts")
+}
+
+// benchProjectionNamed is the bench projection under another name.
+func benchProjectionNamed(name string) *projection.Projection[benchAccount] {
+	p := projection.New(name, func(id string) benchAccount { return benchAccount{ID: id} })
 	projection.OnType(p, "bench.Deposited", func(e projection.Event[benchDeposited], s *benchAccount) error {
 		s.Amount += e.Value.Amount
 		s.Deposits++
@@ -46,17 +54,28 @@ func benchProjection() *projection.Projection[benchAccount] {
 
 // projectionCell: events → read models per second against no-op consumers
 // over the same events (Transactional one event per commit, Transactional
-// in the projection's chunks, plain; the projection commits in chunks),
-// then FindUnique against the same lookup written by hand, alternated.
+// in the projection's chunks, plain; the projection commits in chunks) and
+// against its own rows written by hand (floorRate), then FindUnique
+// against the same lookup written by hand, alternated.
 func projectionCell(ctx context.Context, tg target, fresh func() (*bench, string, error)) error {
 	n := *flagProjEvents
-	b, err := loaded(ctx, fresh, n)
+	b, dsn, err := loaded(ctx, fresh, n)
 	if err != nil {
 		return err
 	}
 	defer b.close()
 	p := benchProjection()
-	e, err := engine.Open(ctx, b.db, *b.e.Cat, engine.Config{QueryTables: []schema.QueryTable{p.QueryTable()}})
+	db, counts := b.db, (*sqlcount.Counts)(nil)
+	if *flagProjTrace {
+		counts = &sqlcount.Counts{ByText: true, Timed: true}
+		if db, err = sqlcount.Open(tg.driver, dsn, counts); err != nil {
+			return err
+		}
+		defer db.Close()
+	}
+	hand := benchProjectionNamed(handProjection).QueryTable()
+	hand.Table = "bench_accounts_by_hand"
+	e, err := engine.Open(ctx, db, *b.e.Cat, engine.Config{QueryTables: []schema.QueryTable{p.QueryTable(), hand}})
 	if err != nil {
 		return err
 	}
@@ -80,6 +99,10 @@ func projectionCell(ctx context.Context, tg target, fresh func() (*bench, string
 	if err != nil {
 		return err
 	}
+	floor, err := floorRate(ctx, b, e, hand.Table, n)
+	if err != nil {
+		return err
+	}
 	opts, err := st.Options(consumer.EventStore(eventstore.New(e, nil), nil))
 	if err != nil {
 		return err
@@ -88,17 +111,24 @@ func projectionCell(ctx context.Context, tg target, fresh func() (*bench, string
 	if err != nil {
 		return err
 	}
+	if counts != nil {
+		counts.ResetTexts()
+	}
 	start := time.Now()
 	if err := pollAll(ctx, r.Poll, n, "projection applied events"); err != nil {
 		return err
 	}
-	proj := float64(n) / time.Since(start).Seconds()
+	elapsed := time.Since(start)
+	proj := float64(n) / elapsed.Seconds()
+	if counts != nil {
+		printTexts(counts, elapsed)
+	}
 	models, err := st.Count(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("   projection catch-up, %d events → %d read models: %8.0f ev/s vs Transactional no-op consumer %8.0f ev/s  ratio %.2f (target ≥ 0.5); vs the same with TxBatch %d %8.0f ev/s  ratio %.2f; vs a plain no-op runner %8.0f ev/s  ratio %.2f\n",
-		n, models, proj, noop, proj/noop, projection.DefaultTxBatch, noopChunked, proj/noopChunked, plain, proj/plain)
+	fmt.Printf("   projection catch-up, %d events → %d read models: %8.0f ev/s vs Transactional no-op consumer %8.0f ev/s  ratio %.2f (target ≥ 0.5); vs the same with TxBatch %d %8.0f ev/s  ratio %.2f; vs a plain no-op runner %8.0f ev/s  ratio %.2f; vs its rows written by hand (TxBatch %d, no reads) %8.0f ev/s  ratio %.2f (that floor: %.2f of the no-op with TxBatch)\n",
+		n, models, proj, noop, proj/noop, projection.DefaultTxBatch, noopChunked, proj/noopChunked, plain, proj/plain, projection.DefaultTxBatch, floor, proj/floor, floor/noopChunked)
 	return finderCell(ctx, e, st)
 }
 
@@ -122,20 +152,57 @@ func finderCell(ctx context.Context, e *engine.Engine, st *projection.Store[benc
 
 // loaded is a fresh database holding n single-event streams, published
 // (the mark past them), for a catch-up cell.
-func loaded(ctx context.Context, fresh func() (*bench, string, error), n int) (*bench, error) {
-	b, _, err := fresh()
+func loaded(ctx context.Context, fresh func() (*bench, string, error), n int) (*bench, string, error) {
+	b, dsn, err := fresh()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := appendStreams(ctx, b, n, 1); err != nil {
 		b.close()
-		return nil, err
+		return nil, "", err
 	}
 	if err := b.publish(ctx); err != nil {
 		b.close()
-		return nil, err
+		return nil, "", err
 	}
-	return b, nil
+	return b, dsn, nil
+}
+
+// printTexts prints the calls and driver time of each kind of statement
+// (its first words: a multi-row insert's sizes count as one) over a cell
+// that took elapsed, most time first.
+func printTexts(counts *sqlcount.Counts, elapsed time.Duration) {
+	type kind struct {
+		q     string
+		calls int64
+		time  time.Duration
+	}
+	byKind := map[string]*kind{}
+	for _, t := range counts.Texts() {
+		q := strings.Join(strings.Fields(t.SQL), " ")
+		if i := strings.Index(q, " VALUES "); i >= 0 {
+			q = q[:i] + " VALUES …"
+		}
+		if len(q) > 100 {
+			q = q[:100] + "…"
+		}
+		k := byKind[q]
+		if k == nil {
+			k = &kind{q: q}
+			byKind[q] = k
+		}
+		k.calls += t.Count
+		k.time += t.Time
+	}
+	kinds := make([]*kind, 0, len(byKind))
+	for _, k := range byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i].time > kinds[j].time })
+	fmt.Printf("     trace over %v:\n", elapsed.Round(time.Millisecond))
+	for _, k := range kinds {
+		fmt.Printf("     %7d calls %9v  %5.1f%%  %s\n", k.calls, k.time.Round(time.Microsecond), 100*k.time.Seconds()/elapsed.Seconds(), k.q)
+	}
 }
 
 // pollAll polls until n were applied (or delivered); what names them in

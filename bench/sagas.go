@@ -49,7 +49,7 @@ func benchSaga() *saga.Saga[benchSagaState] {
 // (one transaction each: delete, load, update).
 func sagaCell(ctx context.Context, fresh func() (*bench, string, error)) error {
 	n := *flagSagaEvents
-	b, err := loaded(ctx, fresh, n)
+	b, _, err := loaded(ctx, fresh, n)
 	if err != nil {
 		return err
 	}

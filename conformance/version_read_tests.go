@@ -198,15 +198,36 @@ func (p pgPlan) rowsRead() float64 {
 	return n
 }
 
-// mysqlRowsRead is the session's Handler_read_* counters' growth over the
-// query (every row a storage engine handed the server).
-func mysqlRowsRead(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
+// counterGrowth is how much counter, read on one connection, grows over
+// the query run on that connection; warm runs the query once before the
+// first read (the statement prepared, the schema read).
+func counterGrowth(ctx context.Context, db *sql.DB, query string, args []any, warm bool,
+	counter func(*sql.Conn) (int64, error)) (int64, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer conn.Close()
-	handlerReads := func() (int64, error) {
+	if warm {
+		if err := drain(conn.QueryContext(ctx, query, args...)); err != nil {
+			return 0, err
+		}
+	}
+	before, err := counter(conn)
+	if err != nil {
+		return 0, err
+	}
+	if err := drain(conn.QueryContext(ctx, query, args...)); err != nil {
+		return 0, err
+	}
+	after, err := counter(conn)
+	return after - before, err
+}
+
+// mysqlRowsRead is the session's Handler_read_* counters' growth over the
+// query (every row a storage engine handed the server).
+func mysqlRowsRead(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
+	return counterGrowth(ctx, db, query, args, false, func(conn *sql.Conn) (int64, error) {
 		rows, err := conn.QueryContext(ctx, "SHOW SESSION STATUS LIKE 'Handler_read%'")
 		if err != nil {
 			return 0, err
@@ -222,16 +243,7 @@ func mysqlRowsRead(ctx context.Context, db *sql.DB, query string, args []any) (i
 			sum += v
 		}
 		return sum, rows.Err()
-	}
-	before, err := handlerReads()
-	if err != nil {
-		return 0, err
-	}
-	if err := drain(conn.QueryContext(ctx, query, args...)); err != nil {
-		return 0, err
-	}
-	after, err := handlerReads()
-	return after - before, err
+	})
 }
 
 // firebirdRowsRead is the growth over the query of the connection's
@@ -239,12 +251,7 @@ func mysqlRowsRead(ctx context.Context, db *sql.DB, query string, args []any) (i
 // Each count is read in a transaction of its own: the monitoring tables
 // are a snapshot taken at a transaction's first look.
 func firebirdRowsRead(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	reads := func() (int64, error) {
+	return counterGrowth(ctx, db, query, args, false, func(conn *sql.Conn) (int64, error) {
 		tx, err := conn.BeginTx(ctx, nil)
 		if err != nil {
 			return 0, err
@@ -255,27 +262,14 @@ func firebirdRowsRead(ctx context.Context, db *sql.DB, query string, args []any)
 			FROM MON$ATTACHMENTS a JOIN MON$RECORD_STATS r ON r.MON$STAT_ID = a.MON$STAT_ID
 			WHERE a.MON$ATTACHMENT_ID = CURRENT_CONNECTION`).Scan(&n)
 		return n, err
-	}
-	before, err := reads()
-	if err != nil {
-		return 0, err
-	}
-	if err := drain(conn.QueryContext(ctx, query, args...)); err != nil {
-		return 0, err
-	}
-	after, err := reads()
-	return after - before, err
+	})
 }
 
 // sqlitePagesRead is the pages the connection looked up in its cache (hits
-// and misses) over the query: SQLite counts pages, not rows.
+// and misses) over the query, run once before: SQLite counts pages, not
+// rows.
 func sqlitePagesRead(ctx context.Context, db *sql.DB, query string, args []any) (int64, error) {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	pages := func() (n int64, err error) {
+	return counterGrowth(ctx, db, query, args, true, func(conn *sql.Conn) (n int64, err error) {
 		err = conn.Raw(func(dc any) error {
 			st, ok := dc.(sqlite.DBStatus)
 			if !ok {
@@ -291,20 +285,7 @@ func sqlitePagesRead(ctx context.Context, db *sql.DB, query string, args []any) 
 			return nil
 		})
 		return n, err
-	}
-	// Once first: the statement prepared, the schema read.
-	if err := drain(conn.QueryContext(ctx, query, args...)); err != nil {
-		return 0, err
-	}
-	before, err := pages()
-	if err != nil {
-		return 0, err
-	}
-	if err := drain(conn.QueryContext(ctx, query, args...)); err != nil {
-		return 0, err
-	}
-	after, err := pages()
-	return after - before, err
+	})
 }
 
 // h2ScanCount matches the per-table count H2's EXPLAIN ANALYZE prints.
