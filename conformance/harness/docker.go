@@ -119,14 +119,14 @@ func (p *Provider) dockerServer(ctx context.Context, engine string) (server, err
 	switch engine {
 	case EnginePostgres:
 		dsn := fmt.Sprintf("postgres://postgres:%s@%s/postgres?sslmode=disable", password, hostPort)
-		srv, driverName, readyDSN = &pgServer{adminDSN: dsn, source: source, cleanup: purge}, "pgx", dsn
+		srv, driverName, readyDSN = &pgServer{adminDSN: dsn, source: source, adminServer: adminServer{cleanup: purge}}, "pgx", dsn
 	case EngineMySQL, EngineMariaDB:
 		cfg, err := mysql.ParseDSN(fmt.Sprintf("root:%s@tcp(%s)/?%s", password, hostPort, mysqlParams))
 		if err != nil {
 			purge()
 			return nil, err
 		}
-		srv, driverName, readyDSN = &mysqlServer{engine: engine, base: cfg, source: source, cleanup: purge}, "mysql", cfg.FormatDSN()
+		srv, driverName, readyDSN = &mysqlServer{engine: engine, base: cfg, source: source, adminServer: adminServer{cleanup: purge}}, "mysql", cfg.FormatDSN()
 	case EngineSQLServer:
 		dsn := fmt.Sprintf("sqlserver://sa:%s@%s?database=master", password, hostPort)
 		srv, driverName, readyDSN = &mssqlServer{adminDSN: dsn, source: source, cleanup: purge, owned: true}, "sqlserver", dsn

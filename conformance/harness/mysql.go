@@ -9,13 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-
-	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // mysqlParams are the DSN parameters the harness uses for MariaDB and MySQL
@@ -85,16 +82,10 @@ func mysqlBinaries(f mysqlFlavour) (server, installer string, err error) {
 // mysqlServer is a MariaDB or MySQL server: one started by the harness
 // (proc != nil) or one named by the environment.
 type mysqlServer struct {
-	engine  string
-	base    *mysql.Config // DSN without database
-	source  string
-	admin   *sql.DB
-	proc    *proc
-	dir     string
-	cleanup func()
-
-	mu      sync.Mutex
-	created []string
+	engine string
+	base   *mysql.Config // DSN without database
+	source string
+	adminServer
 }
 
 // startMySQL initialises and starts a throw-away MariaDB or MySQL server
@@ -130,7 +121,7 @@ func startMySQL(ctx context.Context, f mysqlFlavour) (server, error) {
 		return nil, fmt.Errorf("local %s: %w", f, err)
 	}
 
-	s := &mysqlServer{engine: EngineMariaDB, dir: dir}
+	s := &mysqlServer{engine: EngineMariaDB, adminServer: adminServer{dir: dir}}
 	if f == flavourMySQL {
 		s.engine = EngineMySQL
 	}
@@ -230,41 +221,12 @@ func (s *mysqlServer) create(ctx context.Context, driverName string) (*Database,
 	if _, err := s.admin.ExecContext(ctx, "CREATE DATABASE `"+name+"`"); err != nil {
 		return nil, fmt.Errorf("create database on %s: %w", s.source, err)
 	}
-	s.mu.Lock()
-	s.created = append(s.created, name)
-	s.mu.Unlock()
+	s.remember(name)
 	cfg := s.base.Clone()
 	cfg.DBName = name
 	return &Database{Engine: s.engine, DriverName: driverName, DSN: cfg.FormatDSN(), Source: s.source}, nil
 }
 
 func (s *mysqlServer) close() error {
-	var errs []error
-	if s.admin != nil {
-		if s.proc == nil && s.cleanup == nil {
-			s.mu.Lock()
-			for _, name := range s.created {
-				ctx, cancel := testtime.Context(context.Background(), 10*time.Second)
-				if _, err := s.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+name+"`"); err != nil {
-					errs = append(errs, err)
-				}
-				cancel()
-			}
-			s.mu.Unlock()
-		}
-		s.admin.Close()
-	}
-	if s.proc != nil {
-		// Killed, not asked: the directory is deleted next, and a graceful
-		// stop writes out every database of the run first (a shutdown
-		// checkpoint, InnoDB's buffer pool), which only costs time.
-		errs = append(errs, s.proc.kill())
-	}
-	if s.cleanup != nil {
-		s.cleanup()
-	}
-	if s.dir != "" {
-		errs = append(errs, os.RemoveAll(s.dir))
-	}
-	return joinErrs(errs)
+	return s.closeServer("DROP DATABASE IF EXISTS `%s`", os.RemoveAll)
 }

@@ -11,11 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
-
-	"github.com/tidemarkdb/tidemark/internal/testtime"
 )
 
 // pgUser is the unprivileged OS user that runs PostgreSQL when the harness
@@ -146,13 +143,7 @@ func traversable(dir string) bool {
 type pgServer struct {
 	adminDSN string // URL form, database "postgres"
 	source   string
-	admin    *sql.DB
-	proc     *proc
-	dir      string
-	cleanup  func() // docker purge, if any
-
-	mu      sync.Mutex
-	created []string
+	adminServer
 }
 
 // startPostgres initialises and starts a throw-away cluster.
@@ -180,7 +171,7 @@ func startPostgres(ctx context.Context) (server, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("local PostgreSQL: %w", err)
 	}
-	s := &pgServer{dir: dir}
+	s := &pgServer{adminServer: adminServer{dir: dir}}
 	err = startWithRetry(func(port int) error {
 		p, err := startProc("postgres", cred, env, filepath.Join(dir, "server.log"), syscall.SIGINT,
 			filepath.Join(bin, "postgres"), "-D", data,
@@ -240,9 +231,7 @@ func (s *pgServer) create(ctx context.Context, driverName string) (*Database, er
 	if _, err := s.admin.ExecContext(ctx, "CREATE DATABASE "+name+" TEMPLATE template0 ENCODING 'UTF8'"); err != nil {
 		return nil, fmt.Errorf("create database on %s: %w", s.source, err)
 	}
-	s.mu.Lock()
-	s.created = append(s.created, name)
-	s.mu.Unlock()
+	s.remember(name)
 	dsn, err := withPgDatabase(s.adminDSN, name)
 	if err != nil {
 		return nil, err
@@ -251,33 +240,5 @@ func (s *pgServer) create(ctx context.Context, driverName string) (*Database, er
 }
 
 func (s *pgServer) close() error {
-	var errs []error
-	if s.admin != nil {
-		if s.proc == nil && s.cleanup == nil {
-			// A server we do not own: drop what we made on it.
-			s.mu.Lock()
-			for _, name := range s.created {
-				ctx, cancel := testtime.Context(context.Background(), 10*time.Second)
-				if _, err := s.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-					errs = append(errs, err)
-				}
-				cancel()
-			}
-			s.mu.Unlock()
-		}
-		s.admin.Close()
-	}
-	if s.proc != nil {
-		// Killed, not asked: the directory is deleted next, and a graceful
-		// stop writes out every database of the run first (a shutdown
-		// checkpoint, InnoDB's buffer pool), which only costs time.
-		errs = append(errs, s.proc.kill())
-	}
-	if s.cleanup != nil {
-		s.cleanup()
-	}
-	if s.dir != "" {
-		errs = append(errs, removeLater(s.dir))
-	}
-	return joinErrs(errs)
+	return s.closeServer("DROP DATABASE IF EXISTS %s WITH (FORCE)", removeLater)
 }
