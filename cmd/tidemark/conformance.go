@@ -13,6 +13,7 @@ import (
 
 	"github.com/tidemarkdb/tidemark/conformance"
 	"github.com/tidemarkdb/tidemark/conformance/harness"
+	"github.com/tidemarkdb/tidemark/core/dialect"
 )
 
 // dsnEnv is where the harness looks for a server per engine.
@@ -47,88 +48,11 @@ the URL with a fresh name in place of {db}:
   tidemark conformance --plugin ./tidemark-dialect-derby \
     --jdbc-jar derby.jar --jdbc-url 'jdbc:derby:memory:{db};create=true'`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			c, err := s.resolve()
-			if err != nil {
-				return err
+			engineFlag := ""
+			if cmd.Flags().Changed("engine") {
+				engineFlag = engineName
 			}
-			dsn, err := dsnOf(c)
-			if err != nil {
-				return err
-			}
-			driver := c.Driver
-			p := pluginOf(c)
-			if jdbc.set() {
-				engineFlag := ""
-				if cmd.Flags().Changed("engine") {
-					engineFlag = engineName
-				}
-				if err := jdbc.check(driver, engineFlag, dsn); err != nil {
-					return err
-				}
-			}
-			// Load the plugin first: a refused pin or a missing plugin fails
-			// before any server is started.
-			l, err := load(ctx, p)
-			if err != nil {
-				return err
-			}
-			if jdbc.set() {
-				return runJDBC(ctx, &jdbc, conformance.Target{Load: p.options(), Only: only}, cmd.OutOrStdout())
-			}
-			if driver == "" {
-				// The first of the plugin's drivers this binary links.
-				var ok bool
-				if driver, ok = l.Catalogue.Identity.PickDriver(sql.Drivers()); !ok {
-					return fmt.Errorf("plugin %s runs with driver %q (or %v); this binary links none of them (%v): run conformance.Run from a Go test that imports the driver, or pass --driver",
-						l.Catalogue.Identity.Name, l.Catalogue.Identity.DriverName, l.Catalogue.Identity.Drivers, sql.Drivers())
-				}
-			}
-			if !cmd.Flags().Changed("engine") && c.Engine != "" {
-				engineName = c.Engine
-			}
-			if engineName == "" {
-				engineName = l.Catalogue.Identity.Name
-			}
-			if driver == "" {
-				driver = l.Catalogue.Identity.DriverName
-			}
-			if err := runnableHere(engineName, driver, p); err != nil {
-				return err
-			}
-			if dsn != "" {
-				env, ok := dsnEnv[engineName]
-				if !ok {
-					return fmt.Errorf("--dsn is supported for engines %v; for %s the suite provides its own databases", keysOf(dsnEnv), engineName)
-				}
-				os.Setenv(env, dsn)
-			}
-			prov := harness.NewProvider()
-			defer prov.Close()
-			out := cmd.OutOrStdout()
-			target := conformance.Target{Load: p.options(), Driver: driver, Only: only,
-				Fresh: func(ctx context.Context) (string, func(), error) {
-					d, err := prov.Open(ctx, engineName, driver)
-					if err != nil {
-						return "", nil, err
-					}
-					return d.DSN, nil, nil
-				}}
-			probe, err := prov.Open(ctx, engineName, driver)
-			if err != nil && !errors.As(err, new(*harness.Skipped)) && strings.Contains(err.Error(), "unknown engine") {
-				return fmt.Errorf("%w; pass --engine (one of %s) to say which database the plugin %s runs on", err, strings.Join(harness.Engines, ", "), l.Catalogue.Identity.Name)
-			}
-			var skipped *harness.Skipped
-			switch {
-			case errors.As(err, &skipped):
-				fmt.Fprintf(out, "%s: every test skipped: %s\n", engineName, skipped.Reason)
-				fmt.Fprintf(out, "0 passed, 0 failed, %d skipped\n", len(conformance.Tests()))
-				return nil
-			case err != nil:
-				return err
-			}
-			fmt.Fprintf(out, "database: %s %s\n", probe.Source, probe.Note)
-			return runSuite(ctx, target, out)
+			return runConformance(cmd.Context(), &s, engineFlag, only, &jdbc, cmd.OutOrStdout())
 		},
 	}
 	s.register(cmd, withPlugin|withDB)
@@ -140,6 +64,94 @@ the URL with a fresh name in place of {db}:
 	cmd.Flags().StringVar(&jdbc.password, "jdbc-password", "", "password for --jdbc-url")
 	cmd.Flags().StringSliceVar(&jdbc.jvmArgs, "jvm-arg", nil, "extra JVM options for the bridge (e.g. --jvm-arg=-Xmx1g)")
 	return cmd
+}
+
+// runConformance runs the suite for the configured plugin; engineFlag is
+// --engine when given.
+func runConformance(ctx context.Context, s *settings, engineFlag string, only []string, jdbc *jdbcFlags, out io.Writer) error {
+	c, err := s.resolve()
+	if err != nil {
+		return err
+	}
+	dsn, err := dsnOf(c)
+	if err != nil {
+		return err
+	}
+	p := pluginOf(c)
+	if jdbc.set() {
+		if err := jdbc.check(c.Driver, engineFlag, dsn); err != nil {
+			return err
+		}
+	}
+	// Load the plugin first: a refused pin or a missing plugin fails
+	// before any server is started.
+	l, err := load(ctx, p)
+	if err != nil {
+		return err
+	}
+	if jdbc.set() {
+		return runJDBC(ctx, jdbc, conformance.Target{Load: p.options(), Only: only}, out)
+	}
+	engineName, driver, err := conformanceEngine(c.Engine, engineFlag, c.Driver, l.Catalogue.Identity)
+	if err != nil {
+		return err
+	}
+	if err := runnableHere(engineName, driver, p); err != nil {
+		return err
+	}
+	if dsn != "" {
+		env, ok := dsnEnv[engineName]
+		if !ok {
+			return fmt.Errorf("--dsn is supported for engines %v; for %s the suite provides its own databases", keysOf(dsnEnv), engineName)
+		}
+		os.Setenv(env, dsn)
+	}
+	prov := harness.NewProvider()
+	defer prov.Close()
+	target := conformance.Target{Load: p.options(), Driver: driver, Only: only,
+		Fresh: func(ctx context.Context) (string, func(), error) {
+			d, err := prov.Open(ctx, engineName, driver)
+			if err != nil {
+				return "", nil, err
+			}
+			return d.DSN, nil, nil
+		}}
+	probe, err := prov.Open(ctx, engineName, driver)
+	if err != nil && !errors.As(err, new(*harness.Skipped)) && strings.Contains(err.Error(), "unknown engine") {
+		return fmt.Errorf("%w; pass --engine (one of %s) to say which database the plugin %s runs on", err, strings.Join(harness.Engines, ", "), l.Catalogue.Identity.Name)
+	}
+	var skipped *harness.Skipped
+	switch {
+	case errors.As(err, &skipped):
+		fmt.Fprintf(out, "%s: every test skipped: %s\n", engineName, skipped.Reason)
+		fmt.Fprintf(out, "0 passed, 0 failed, %d skipped\n", len(conformance.Tests()))
+		return nil
+	case err != nil:
+		return err
+	}
+	fmt.Fprintf(out, "database: %s %s\n", probe.Source, probe.Note)
+	return runSuite(ctx, target, out)
+}
+
+// conformanceEngine picks the engine (--engine, then the configuration, then
+// the plugin's name) and the driver (the configured one, else the first of the
+// plugin's drivers this binary links).
+func conformanceEngine(configured, engineFlag, driver string, id dialect.Identity) (string, string, error) {
+	if driver == "" {
+		var ok bool
+		if driver, ok = id.PickDriver(sql.Drivers()); !ok {
+			return "", "", fmt.Errorf("plugin %s runs with driver %q (or %v); this binary links none of them (%v): run conformance.Run from a Go test that imports the driver, or pass --driver",
+				id.Name, id.DriverName, id.Drivers, sql.Drivers())
+		}
+	}
+	engineName := engineFlag
+	if engineName == "" {
+		engineName = configured
+	}
+	if engineName == "" {
+		engineName = id.Name
+	}
+	return engineName, driver, nil
 }
 
 // runSuite runs the suite through the CLI's test runner, prints the

@@ -71,33 +71,11 @@ func runDemo(ctx context.Context, out io.Writer, c *config.Config) error {
 // on the demo's database, before a throw-away database goes.
 func runDemoThen(ctx context.Context, out io.Writer, c *config.Config, then func(context.Context, *consumer.Operator) error) error {
 	p := pluginOf(c)
-	dsn, err := dsnOf(c)
+	target, err := demoDatabase(ctx, c, p.dialect)
 	if err != nil {
 		return err
 	}
-	driver := c.Driver
-	where := "the configured database (DSN not shown)"
-	if dsn == "" && p.dialect != "sqlite" {
-		// No DSN: start a throw-away server from this machine's installation
-		// (PostgreSQL, MariaDB, H2/HSQLDB through the JDBC bridge).
-		prov := harness.NewProvider()
-		defer prov.Close()
-		defer harness.CloseJavaEngines()
-		d, err := prov.Open(ctx, p.dialect, driver)
-		if err != nil {
-			return fmt.Errorf("no --dsn given and no local %s server could be started: %w", p.dialect, err)
-		}
-		dsn, driver, where = d.DSN, d.DriverName, d.Source
-	}
-	if dsn == "" {
-		dir, err := os.MkdirTemp("", "tidemark-demo-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		file := filepath.Join(dir, "demo.db")
-		dsn, where = "file:"+file+sqliteDemoParams, "embedded SQLite file "+file
-	}
+	defer target.close()
 	start := time.Now()
 	l, err := load(ctx, p)
 	if err != nil {
@@ -108,13 +86,14 @@ func runDemoThen(ctx context.Context, out io.Writer, c *config.Config, then func
 	if l.BuiltIn {
 		how = "built into tidemark, served by re-executing it"
 	}
-	fmt.Fprintf(out, "Tidemark demo on %s\n\n", where)
+	fmt.Fprintf(out, "Tidemark demo on %s\n\n", target.where)
 	fmt.Fprintf(out, "plugin  %s %s loaded out of process (pid %d, %s) in %s; catalogue cached, process stopped\n",
 		id.Name, id.Version, l.PID, how, time.Since(start).Round(time.Millisecond))
+	driver := target.driver
 	if driver == "" {
 		driver = id.DriverName
 	}
-	db, err := sql.Open(driver, id.ApplyDSNParams(driver, dsn))
+	db, err := sql.Open(driver, id.ApplyDSNParams(driver, target.dsn))
 	if err != nil {
 		return err
 	}
@@ -129,6 +108,69 @@ func runDemoThen(ctx context.Context, out io.Writer, c *config.Config, then func
 
 	adv := hwm.New(e, hwm.Options{})
 	store := eventstore.New(e, adv)
+	if err := runEventDemo(ctx, out, e, store, adv); err != nil {
+		return err
+	}
+	if err := runConsumerDemo(ctx, out, e, store, adv); err != nil {
+		return err
+	}
+	if err := runProjectionDemo(ctx, out, e, store); err != nil {
+		return err
+	}
+	if err := runSagaDemo(ctx, out, e, store, adv); err != nil || then == nil {
+		return err
+	}
+	cfg := demoConfig(c)
+	cfg.Existing = true
+	ve, err := engine.Open(ctx, db, l.Catalogue, cfg)
+	if err != nil {
+		return err
+	}
+	defer ve.Close()
+	return then(ctx, consumer.NewRegistry(ve, nil).Operator())
+}
+
+// demoTarget is the database the demo runs on, and how to let it go.
+type demoTarget struct {
+	dsn, driver, where string
+	close              func()
+}
+
+// demoDatabase is the configured database, or, without a DSN, a throw-away
+// local server (PostgreSQL, MariaDB, H2/HSQLDB through the JDBC bridge) or an
+// embedded SQLite file in a temporary directory.
+func demoDatabase(ctx context.Context, c *config.Config, dialect string) (demoTarget, error) {
+	dsn, err := dsnOf(c)
+	if err != nil {
+		return demoTarget{}, err
+	}
+	t := demoTarget{dsn: dsn, driver: c.Driver, where: "the configured database (DSN not shown)", close: func() {}}
+	switch {
+	case dsn != "":
+	case dialect != "sqlite":
+		prov := harness.NewProvider()
+		t.close = func() { harness.CloseJavaEngines(); prov.Close() }
+		d, err := prov.Open(ctx, dialect, c.Driver)
+		if err != nil {
+			t.close()
+			return demoTarget{}, fmt.Errorf("no --dsn given and no local %s server could be started: %w", dialect, err)
+		}
+		t.dsn, t.driver, t.where = d.DSN, d.DriverName, d.Source
+	default:
+		dir, err := os.MkdirTemp("", "tidemark-demo-")
+		if err != nil {
+			return demoTarget{}, err
+		}
+		t.close = func() { os.RemoveAll(dir) }
+		file := filepath.Join(dir, "demo.db")
+		t.dsn, t.where = "file:"+file+sqliteDemoParams, "embedded SQLite file "+file
+	}
+	return t, nil
+}
+
+// runEventDemo appends to both aggregates, advances the mark and reads the
+// events back in global order.
+func runEventDemo(ctx context.Context, out io.Writer, e *engine.Engine, store *eventstore.Store, adv *hwm.Advancer) error {
 	type step struct{ typ, id, event, payload string }
 	steps := []step{
 		{"bank.Account", "acc-1", "AccountOpened", `{"owner":"Ada","currency":"EUR"}`},
@@ -169,23 +211,7 @@ func runDemoThen(ctx context.Context, out io.Writer, c *config.Config, then func
 	for _, r := range evs {
 		fmt.Fprintf(out, "  %3d  %-16s %-6s #%d  %-18s partition %-2d %s\n", r.GlobalPosition, r.AggregateType, r.AggregateID, r.SequenceNo, r.Type, r.PartitionKey, r.Payload)
 	}
-	if err := runConsumerDemo(ctx, out, e, store, adv); err != nil {
-		return err
-	}
-	if err := runProjectionDemo(ctx, out, e, store); err != nil {
-		return err
-	}
-	if err := runSagaDemo(ctx, out, e, store, adv); err != nil || then == nil {
-		return err
-	}
-	cfg := demoConfig(c)
-	cfg.Existing = true
-	ve, err := engine.Open(ctx, db, l.Catalogue, cfg)
-	if err != nil {
-		return err
-	}
-	defer ve.Close()
-	return then(ctx, consumer.NewRegistry(ve, nil).Operator())
+	return nil
 }
 
 // demoConfig is the configuration with the demo's aggregates declared

@@ -158,32 +158,8 @@ type AggregateTables struct {
 // Resolve computes and validates every name of cfg.
 func Resolve(cfg Config) (*Names, error) {
 	n := &Names{Shared: map[string]string{}, ByAggregate: map[string]AggregateTables{}, BySaga: map[string]string{}}
-	for area, p := range cfg.Prefixes {
-		if p == "" {
-			continue
-		}
-		if err := ValidateIdentifier(p, "table prefix of area "+string(area)); err != nil {
-			return nil, err
-		}
-	}
-	for ph, def := range dialect.DefaultNames {
-		name := def
-		if o, ok := cfg.TableNames[ph]; ok && o != "" {
-			name = o
-		}
-		area := dialect.PlaceholderArea[ph]
-		if area != dialect.AreaPublication {
-			name = cfg.Prefixes[area] + name
-		}
-		if err := ValidateIdentifier(name, "${"+ph+"}"); err != nil {
-			return nil, err
-		}
-		n.Shared[ph] = name
-	}
-	for k := range cfg.TableNames {
-		if _, ok := dialect.DefaultNames[k]; !ok {
-			return nil, fmt.Errorf("table name override for unknown placeholder %q", k)
-		}
+	if err := resolveShared(cfg, n); err != nil {
+		return nil, err
 	}
 	// The shared tables always exist, so an aggregate declared later (or a
 	// reader that declares none) finds them.
@@ -194,26 +170,8 @@ func Resolve(cfg Config) (*Names, error) {
 		if a.Name == "" {
 			return nil, errors.New("aggregate declared without a name")
 		}
-		t := AggregateTables{Events: n.Shared["event_store_table"], Snapshots: n.Shared["aggregate_snapshots_table"]}
-		if a.OwnTable || a.EventTable != "" || a.SnapshotTable != "" {
-			base := ScreamingSnake(a.Name)
-			if base == "" && (a.EventTable == "" || a.SnapshotTable == "") {
-				return nil, &InvalidNameError{Name: a.Name, Source: "aggregate " + a.Type(),
-					Reason: "has no letter or digit to derive its own tables' names from; rename it or set event_table and snapshot_table"}
-			}
-			t.Events, t.Snapshots = esPrefix+base+"_EVENTS", esPrefix+base+"_SNAPSHOTS"
-			if a.EventTable != "" {
-				t.Events = a.EventTable
-			}
-			if a.SnapshotTable != "" {
-				t.Snapshots = a.SnapshotTable
-			}
-		}
-		src := "aggregate " + a.Type()
-		if err := ValidateIdentifier(t.Events, src+" event table"); err != nil {
-			return nil, err
-		}
-		if err := ValidateIdentifier(t.Snapshots, src+" snapshot table"); err != nil {
+		t, err := aggregateTables(a, n, esPrefix)
+		if err != nil {
 			return nil, err
 		}
 		if prev, dup := n.ByAggregate[a.Type()]; dup && prev != t {
@@ -241,6 +199,67 @@ func Resolve(cfg Config) (*Names, error) {
 	}
 	n.EventTables, n.SnapshotTables, n.SagaTables = sorted(events), sorted(snaps), sorted(sagas)
 	return n, nil
+}
+
+// resolveShared validates the prefixes and names every shared table: its
+// override or default, behind its area's prefix.
+func resolveShared(cfg Config, n *Names) error {
+	for area, p := range cfg.Prefixes {
+		if p == "" {
+			continue
+		}
+		if err := ValidateIdentifier(p, "table prefix of area "+string(area)); err != nil {
+			return err
+		}
+	}
+	for ph, def := range dialect.DefaultNames {
+		name := def
+		if o, ok := cfg.TableNames[ph]; ok && o != "" {
+			name = o
+		}
+		area := dialect.PlaceholderArea[ph]
+		if area != dialect.AreaPublication {
+			name = cfg.Prefixes[area] + name
+		}
+		if err := ValidateIdentifier(name, "${"+ph+"}"); err != nil {
+			return err
+		}
+		n.Shared[ph] = name
+	}
+	for k := range cfg.TableNames {
+		if _, ok := dialect.DefaultNames[k]; !ok {
+			return fmt.Errorf("table name override for unknown placeholder %q", k)
+		}
+	}
+	return nil
+}
+
+// aggregateTables names an aggregate's tables: the shared ones, or its own
+// (derived from its name behind the event-sourcing prefix, or set).
+func aggregateTables(a Aggregate, n *Names, esPrefix string) (AggregateTables, error) {
+	t := AggregateTables{Events: n.Shared["event_store_table"], Snapshots: n.Shared["aggregate_snapshots_table"]}
+	if a.OwnTable || a.EventTable != "" || a.SnapshotTable != "" {
+		base := ScreamingSnake(a.Name)
+		if base == "" && (a.EventTable == "" || a.SnapshotTable == "") {
+			return t, &InvalidNameError{Name: a.Name, Source: "aggregate " + a.Type(),
+				Reason: "has no letter or digit to derive its own tables' names from; rename it or set event_table and snapshot_table"}
+		}
+		t.Events, t.Snapshots = esPrefix+base+"_EVENTS", esPrefix+base+"_SNAPSHOTS"
+		if a.EventTable != "" {
+			t.Events = a.EventTable
+		}
+		if a.SnapshotTable != "" {
+			t.Snapshots = a.SnapshotTable
+		}
+	}
+	src := "aggregate " + a.Type()
+	if err := ValidateIdentifier(t.Events, src+" event table"); err != nil {
+		return t, err
+	}
+	if err := ValidateIdentifier(t.Snapshots, src+" snapshot table"); err != nil {
+		return t, err
+	}
+	return t, nil
 }
 
 func sorted(m map[string]bool) []string {
