@@ -184,11 +184,16 @@ func trace(cell string, src *tracedSource, elapsed time.Duration) {
 // and appended ~5k ev/s with 4 writers: the producer, not the consumer,
 // would have been measured.)
 func stream(rng *rand.Rand, n int, typ string) eventstore.Stream {
+	return streamOver(rng, n, typ, 1_000_000)
+}
+
+// streamOver is stream on one of ids aggregates.
+func streamOver(rng *rand.Rand, n int, typ string, ids int) eventstore.Stream {
 	evs := make([]eventstore.Event, n)
 	for i := range evs {
 		evs[i] = eventstore.Event{Type: typ, Payload: payload}
 	}
-	return eventstore.Stream{AggregateType: "bench.Account", AggregateID: fmt.Sprintf("c-%d", rng.IntN(1_000_000)), Events: evs}
+	return eventstore.Stream{AggregateType: "bench.Account", AggregateID: fmt.Sprintf("c-%d", rng.IntN(ids)), Events: evs}
 }
 
 // appendAll appends n events with publishers goroutines, pubBatch events
@@ -200,6 +205,11 @@ func appendAll(ctx context.Context, b *bench, n int) error {
 // appendStreams appends n events with publishers goroutines, per events of
 // one stream (one aggregate, so one partition) per call.
 func appendStreams(ctx context.Context, b *bench, n, per int) error {
+	return appendStreamsOver(ctx, b, n, per, 1_000_000)
+}
+
+// appendStreamsOver is appendStreams on aggregates drawn from ids.
+func appendStreamsOver(ctx context.Context, b *bench, n, per, ids int) error {
 	var next atomic.Int64
 	errs := make(chan error, publishers)
 	for w := range publishers {
@@ -213,7 +223,7 @@ func appendStreams(ctx context.Context, b *bench, n, per int) error {
 				}
 				k := int(min(int64(per), int64(n)-from))
 				for {
-					_, err := b.store.Append(ctx, stream(rng, k, "bench.Deposited"))
+					_, err := b.store.Append(ctx, streamOver(rng, k, "bench.Deposited", ids))
 					if err == nil {
 						break
 					}
