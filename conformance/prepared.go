@@ -26,6 +26,7 @@ var freshAreas = []string{
 	"consumer/stop_during_read_saves_read_partitions", "projection/global_scope_one_read_model_every_worker",
 	"projection/chained_downstream_converges_on_upstream", "projection/rebuild_",
 	"projection/declaration_change_halts_accept_and_rebuild_clear", "projection/chunked_apply_equals_one_by_one",
+	"projection/chunked_apply_first_events_of_shared_ids",
 	"time/query_time_of_day_cut_as_declared",
 	"projection/typed_finder", // their own query table beside the fixture's
 }

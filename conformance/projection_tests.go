@@ -41,6 +41,7 @@ func projectionTests() []Test {
 		{"projection/listener_order_per_model_across_restarts", testProjectionListenerOrderAcrossRestarts},
 		{"projection/single_owner_takeover_on_lapse", testProjectionSingleOwnerTakeover},
 		{"projection/chunked_apply_equals_one_by_one", testProjectionChunkEqualsOneByOne},
+		{"projection/chunked_apply_first_events_of_shared_ids", testProjectionChunkFirstEventsSharedIDs},
 	}
 }
 

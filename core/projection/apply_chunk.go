@@ -3,19 +3,24 @@ package projection
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/eventstore"
+	"github.com/tidemarkdb/tidemark/core/sqlerr"
 	"github.com/tidemarkdb/tidemark/core/topic"
 )
 
-// step is one message's apply: the read model it updates and its listener.
+// step is one message's apply: the read model it updates and its listener;
+// first when the message is its aggregate's first event, so (under
+// Aggregate scope) no earlier event made the read model.
 type step[S any] struct {
 	key      string
 	run      func(*S) error
 	metadata []byte
 	depth    int
+	first    bool
 }
 
 // ChunkHandler is Handler a chunk at a time (consumer.OnChunk): the
@@ -34,7 +39,8 @@ func (s *Store[S]) ChunkHandler() consumer.ChunkHandler[eventstore.Recorded] {
 		steps := make([]step[S], 0, len(ms))
 		for _, m := range ms {
 			if key, run, ok := s.p.eventListener(m.Value); ok {
-				steps = append(steps, step[S]{key: key, run: run, metadata: m.Value.Metadata, depth: 1})
+				first := s.p.scope == Aggregate && m.Value.SequenceNo == 0
+				steps = append(steps, step[S]{key: key, run: run, metadata: m.Value.Metadata, depth: 1, first: first})
 			}
 		}
 		return s.applySteps(ctx, tx, ms[0].Epoch, steps)
@@ -69,7 +75,12 @@ type chunkModel[S any] struct {
 	oldID   string // the message its row held when read ("" for no row)
 	exists  bool   // a row exists after the steps so far
 	last    int    // index of its latest published message; -1 for none
+	assumed bool   // taken for new without a read (loadChunk)
 }
+
+// errAssumedExists: a read model the chunk took for new exists; the chunk
+// is applied again one event at a time, each loaded.
+var errAssumedExists = errors.New("projection: a read model taken for new exists; applying the chunk one event at a time")
 
 // applySteps applies steps in tx as apply would one by one.
 func (s *Store[S]) applySteps(ctx context.Context, tx *sql.Tx, epoch int64, steps []step[S]) error {
@@ -84,10 +95,26 @@ func (s *Store[S]) applySteps(ctx context.Context, tx *sql.Tx, epoch int64, step
 	if err != nil {
 		return err
 	}
-	models, order, err := s.loadChunk(ctx, tx, t, steps)
+	models, order, assumed, err := s.loadChunk(ctx, tx, t, steps)
 	if err != nil {
 		return err
 	}
+	if err := s.runSteps(ctx, tx, t, steps, models, order); err != nil {
+		if assumed && errors.Is(err, sqlerr.ErrUniqueViolation) {
+			// A read model taken for new existed (aggregate types sharing
+			// ids, or a checkpoint moved back): stop assuming. The runner
+			// applies the chunk again one event at a time, each loaded.
+			s.loadFirsts.Store(true)
+		}
+		return err
+	}
+	return nil
+}
+
+// runSteps runs the chunk's listeners on its loaded read models, publishes
+// every state and writes the rows.
+func (s *Store[S]) runSteps(ctx context.Context, tx *sql.Tx, t target, steps []step[S], models map[string]*chunkModel[S], order []string) error {
+	var err error
 	msgs := make([]stateMessage, 0, len(steps))
 	for _, st := range steps {
 		m := models[st.key]
@@ -100,6 +127,14 @@ func (s *Store[S]) applySteps(ctx context.Context, tx *sql.Tx, epoch int64, step
 		deleted, err := runOn(st.run, &m.state)
 		if err != nil {
 			return err
+		}
+		if deleted && m.assumed {
+			// No row would be deleted, nor one inserted to fail on its
+			// key: read it now, the one case the assumption is checked.
+			if err := s.confirmNew(ctx, tx, t, m.key); err != nil {
+				return err
+			}
+			m.assumed = false
 		}
 		if deleted && !m.exists {
 			m.state = s.p.init(m.key) // nothing stored to delete: the next step starts anew
@@ -126,18 +161,42 @@ func (s *Store[S]) applySteps(ctx context.Context, tx *sql.Tx, epoch int64, step
 	return s.writeChunk(ctx, tx, t, order, models, ids)
 }
 
+// confirmNew checks that key, taken for new, has no row.
+func (s *Store[S]) confirmNew(ctx context.Context, tx *sql.Tx, t target, key string) error {
+	cur, err := s.load(ctx, tx, t.st, key)
+	if err != nil {
+		return err
+	}
+	if cur.messageID != "" {
+		s.loadFirsts.Store(true)
+		return errAssumedExists
+	}
+	return nil
+}
+
 // loadChunk reads the read models steps update, in one statement per
-// maxInList keys: each by its key, and the keys in first-step order.
-func (s *Store[S]) loadChunk(ctx context.Context, tx *sql.Tx, t target, steps []step[S]) (map[string]*chunkModel[S], []string, error) {
-	models := make(map[string]*chunkModel[S], len(steps))
-	order := make([]string, 0, len(steps))
+// maxInList keys: each by its key, and the keys in first-step order. A
+// read model whose first step is its aggregate's first event is taken for
+// new without a read (assumed), outside a rebuild's shadow and until such
+// an assumption once proved wrong: its insert then fails on the row's key,
+// which rolls the chunk back.
+func (s *Store[S]) loadChunk(ctx context.Context, tx *sql.Tx, t target, steps []step[S]) (models map[string]*chunkModel[S], order []string, assumed bool, err error) {
+	models = make(map[string]*chunkModel[S], len(steps))
+	order = make([]string, 0, len(steps))
+	load := make([]string, 0, len(steps))
+	trust := !t.shadow && !s.loadFirsts.Load()
 	for _, st := range steps {
 		if models[st.key] == nil {
 			models[st.key] = &chunkModel[S]{key: st.key, state: s.p.init(st.key), last: -1}
 			order = append(order, st.key)
+			if trust && st.first {
+				models[st.key].assumed, assumed = true, true
+			} else {
+				load = append(load, st.key)
+			}
 		}
 	}
-	err := t.st.chunk.loadMany(ctx, tx, order, func(key string, msgID, payload sql.NullString) error {
+	err = t.st.chunk.loadMany(ctx, tx, load, func(key string, msgID, payload sql.NullString) error {
 		m := models[key]
 		if m == nil {
 			return nil
@@ -151,9 +210,9 @@ func (s *Store[S]) loadChunk(ctx context.Context, tx *sql.Tx, t target, steps []
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("projection %q: loading %d read models: %w", s.p.name, len(order), err)
+		return nil, nil, false, fmt.Errorf("projection %q: loading %d read models: %w", s.p.name, len(load), err)
 	}
-	return models, order, nil
+	return models, order, assumed, nil
 }
 
 // writeChunk brings the rows of the chunk's read models to their last

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tidemarkdb/tidemark/core/consumer"
 	"github.com/tidemarkdb/tidemark/core/dialect"
@@ -38,6 +39,10 @@ type Store[S any] struct {
 	mu          sync.Mutex
 	modes       map[int64]bool
 	compaction  Compaction // under mu
+
+	// loadFirsts: a read model an aggregate's first event starts proved to
+	// exist once; chunks read every read model from then on (loadChunk).
+	loadFirsts atomic.Bool
 }
 
 // ConflictError reports a save of a read model another apply changed

@@ -8,6 +8,7 @@ func init() {
 	passing = append(passing,
 		"projection/apply_get_and_find_by_every_kind",
 		"projection/chunked_apply_equals_one_by_one",
+		"projection/chunked_apply_first_events_of_shared_ids",
 		"projection/delete_removes_row_and_publishes_tombstone",
 		"projection/restart_applies_each_event_once",
 		"projection/keyset_pages_with_nulls_both_directions",
