@@ -24,11 +24,7 @@ import (
 func testProjectionChunkEqualsOneByOne(t T, env *Env) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dec := env.Features.fixtureQueryTable().Fields[1]
-	chunked := accountProjection(env)
-	single := accountProjectionAs("account-summary-single", dec.Precision, dec.Scale, nil)
-	cfg := defaultConfig(env)
-	cfg.QueryTables = append(cfg.QueryTables, single.QueryTable())
+	chunked, single, cfg := chunkedAndSingle(env)
 	var counts sqlcount.Counts
 	ce := countedEngine(t, env, cfg, &counts)
 	e := openEngine(t, env, cfg)
@@ -93,20 +89,8 @@ func appendChunkHistory(t T, s *eventstore.Store) chunkHistory {
 	var h chunkHistory
 	add := func(id string, evs ...any) {
 		t.Helper()
-		var out []eventstore.Event
-		for _, v := range evs {
-			b, err := jsonOf(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, eventstore.Event{Type: fmt.Sprintf("%T", v)[len("conformance."):], Payload: b})
-		}
-		res, err := s.Append(context.Background(), eventstore.Stream{AggregateType: "bank.Account", AggregateID: id, Events: out})
-		if err != nil {
-			t.Fatalf("append to %s: %v", id, err)
-		}
-		h.n += len(out)
-		h.last = res.Positions[len(res.Positions)-1]
+		h.last = appendProjEvents(t, s, "bank.Account", id, evs...)
+		h.n += len(evs)
 	}
 	const accounts = 60
 	alive := 0
@@ -134,6 +118,37 @@ func appendChunkHistory(t T, s *eventstore.Store) chunkHistory {
 	}
 	h.models = alive
 	return h
+}
+
+// chunkedAndSingle are the suite's account projection, applied in chunks,
+// and the same declaration under another name for a one-event-per-
+// transaction build to compare with, and a configuration with both tables.
+func chunkedAndSingle(env *Env) (chunked, single *projection.Projection[projAccount], cfg engine.Config) {
+	dec := env.Features.fixtureQueryTable().Fields[1]
+	chunked = accountProjection(env)
+	single = accountProjectionAs("account-summary-single", dec.Precision, dec.Scale, nil)
+	cfg = defaultConfig(env)
+	cfg.QueryTables = append(cfg.QueryTables, single.QueryTable())
+	return chunked, single, cfg
+}
+
+// appendProjEvents appends evs (the suite's projection events, typed by
+// their Go names) to one aggregate and returns the last one's position.
+func appendProjEvents(t T, s *eventstore.Store, typ, id string, evs ...any) int64 {
+	t.Helper()
+	out := make([]eventstore.Event, 0, len(evs))
+	for _, v := range evs {
+		b, err := jsonOf(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, eventstore.Event{Type: fmt.Sprintf("%T", v)[len("conformance."):], Payload: b})
+	}
+	res, err := s.Append(context.Background(), eventstore.Stream{AggregateType: typ, AggregateID: id, Events: out})
+	if err != nil {
+		t.Fatalf("append to %s %s: %v", typ, id, err)
+	}
+	return res.Positions[len(res.Positions)-1]
 }
 
 func openProj(t T, e *engine.Engine, p *projection.Projection[projAccount]) *projection.Store[projAccount] {

@@ -23,11 +23,7 @@ import (
 func testProjectionChunkFirstEventsSharedIDs(t T, env *Env) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dec := env.Features.fixtureQueryTable().Fields[1]
-	chunked := accountProjection(env)
-	single := accountProjectionAs("account-summary-single", dec.Precision, dec.Scale, nil)
-	cfg := defaultConfig(env)
-	cfg.QueryTables = append(cfg.QueryTables, single.QueryTable())
+	chunked, single, cfg := chunkedAndSingle(env)
 	e := openEngine(t, env, cfg)
 	s := eventstore.New(e, nil)
 	stChunked, stSingle := openProj(t, e, chunked), openProj(t, e, single)
@@ -36,20 +32,9 @@ func testProjectionChunkFirstEventsSharedIDs(t T, env *Env) {
 	n := 0
 	add := func(typ, id string, evs ...any) {
 		t.Helper()
-		var out []eventstore.Event
-		for _, v := range evs {
-			b, err := jsonOf(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, eventstore.Event{Type: fmt.Sprintf("%T", v)[len("conformance."):], Payload: b})
-		}
-		res, err := s.Append(ctx, eventstore.Stream{AggregateType: typ, AggregateID: id, Events: out})
-		if err != nil {
-			t.Fatalf("append to %s %s: %v", typ, id, err)
-		}
-		n += len(out)
-		if _, err := advanceUntil(ctx, adv, s, res.Positions[len(res.Positions)-1]); err != nil {
+		last := appendProjEvents(t, s, typ, id, evs...)
+		n += len(evs)
+		if _, err := advanceUntil(ctx, adv, s, last); err != nil {
 			t.Fatalf("advancing: %v", err)
 		}
 	}
